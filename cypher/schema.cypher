@@ -1,0 +1,102 @@
+// Schema of the slowave-graph memory: constraints and indexes, created idempotently at start-up.
+// Constraint names follow neomodel's convention (constraint_unique_<Label>_<property>) so that the
+// neomodel models in slowave_graph/graph/models.py describe exactly this schema.
+
+// name: constraint_scope_id
+CREATE CONSTRAINT constraint_unique_Scope_id IF NOT EXISTS FOR (n:Scope) REQUIRE n.id IS UNIQUE;
+
+// name: constraint_memory_id
+CREATE CONSTRAINT constraint_unique_Memory_id IF NOT EXISTS FOR (n:Memory) REQUIRE n.id IS UNIQUE;
+
+// name: constraint_memory_active_key
+// active_key = hash(scope + normalised content) on active memories only: MERGE on it makes
+// exact-duplicate detection safe under concurrency. Retiring a memory removes its key.
+CREATE CONSTRAINT constraint_unique_Memory_active_key IF NOT EXISTS
+FOR (n:Memory) REQUIRE n.active_key IS UNIQUE;
+
+// name: constraint_procedure_id
+CREATE CONSTRAINT constraint_unique_Procedure_id IF NOT EXISTS FOR (n:Procedure) REQUIRE n.id IS UNIQUE;
+
+// name: constraint_episode_id
+CREATE CONSTRAINT constraint_unique_Episode_id IF NOT EXISTS FOR (n:Episode) REQUIRE n.id IS UNIQUE;
+
+// name: constraint_event_id
+CREATE CONSTRAINT constraint_unique_Event_id IF NOT EXISTS FOR (n:Event) REQUIRE n.id IS UNIQUE;
+
+// name: constraint_session_id
+CREATE CONSTRAINT constraint_unique_Session_id IF NOT EXISTS FOR (n:Session) REQUIRE n.id IS UNIQUE;
+
+// name: constraint_continuity_id
+CREATE CONSTRAINT constraint_unique_Continuity_id IF NOT EXISTS FOR (n:Continuity) REQUIRE n.id IS UNIQUE;
+
+// name: constraint_retrieval_id
+CREATE CONSTRAINT constraint_unique_Retrieval_id IF NOT EXISTS FOR (n:Retrieval) REQUIRE n.id IS UNIQUE;
+
+// name: constraint_cursor_id
+CREATE CONSTRAINT constraint_unique_Cursor_id IF NOT EXISTS FOR (n:Cursor) REQUIRE n.id IS UNIQUE;
+
+// name: constraint_counter_name
+CREATE CONSTRAINT constraint_unique_Counter_name IF NOT EXISTS FOR (n:Counter) REQUIRE n.name IS UNIQUE;
+
+// name: constraint_embedding_space_name
+CREATE CONSTRAINT constraint_unique_EmbeddingSpace_name IF NOT EXISTS
+FOR (n:EmbeddingSpace) REQUIRE n.name IS UNIQUE;
+
+// name: index_memory_scope_status
+// Scope-local scans: cold-start checks, exact vector scans of small scopes on Neo4j 5.26.
+CREATE INDEX index_Memory_scope_status IF NOT EXISTS FOR (n:Memory) ON (n.scope, n.status);
+
+// name: index_scope_norm_key
+// Finds scopes that differ only by case or -/_ (the scope_fragmentation warning).
+CREATE INDEX index_Scope_norm_key IF NOT EXISTS FOR (n:Scope) ON (n.norm_key);
+
+// name: index_session_status_seen
+// The idle-session reaper looks up open sessions by last activity.
+CREATE INDEX index_Session_status_last_seen IF NOT EXISTS FOR (n:Session) ON (n.status, n.last_seen_at);
+
+// name: vector_index_filtered
+// Neo4j 2026.01+: the vector index also holds scope and status, so Cypher 25 SEARCH filters inside
+// the index and a small scope in a large database still gets its true top-k.
+CYPHER 25
+CREATE VECTOR INDEX memory_embedding IF NOT EXISTS
+FOR (m:Memory) ON m.embedding WITH [m.scope, m.status]
+OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
+
+// name: vector_index_plain
+// Neo4j 5.26: no in-index filtering; queries over-fetch or scan small scopes exactly.
+CREATE VECTOR INDEX memory_embedding IF NOT EXISTS
+FOR (m:Memory) ON m.embedding
+OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
+
+// name: fulltext_memory
+// BM25 over memory text. scope_token (a single-token hash of the scope) and status are indexed
+// too, so a Lucene query can require them: filtering happens inside the index on every version.
+CREATE FULLTEXT INDEX memory_text IF NOT EXISTS
+FOR (m:Memory) ON EACH [m.content, m.scope_token, m.status];
+
+// name: fulltext_procedure
+CREATE FULLTEXT INDEX procedure_text IF NOT EXISTS
+FOR (p:Procedure) ON EACH [p.goal, p.summary, p.context_text, p.steps_text, p.scope_token];
+
+// name: await_indexes
+CALL db.awaitIndexes($timeout_seconds);
+
+// name: vector_index_info
+SHOW VECTOR INDEXES YIELD name, properties, options, state
+WHERE name = 'memory_embedding'
+RETURN properties, options.indexConfig AS config, state;
+
+// name: server_components
+CALL dbms.components() YIELD name, versions, edition
+WHERE name = 'Neo4j Kernel'
+RETURN versions[0] AS version, edition;
+
+// name: embedding_space_get
+MATCH (e:EmbeddingSpace {name: 'memory'})
+RETURN e.model AS model, e.dimension AS dimension;
+
+// name: embedding_space_init
+// First start on an empty database records which model produced the stored vectors.
+MERGE (e:EmbeddingSpace {name: 'memory'})
+ON CREATE SET e.model = $model, e.dimension = $dimension, e.created_at = datetime()
+RETURN e.model AS model, e.dimension AS dimension;

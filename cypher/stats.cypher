@@ -1,0 +1,24 @@
+// Overview queries: what the memory holds. Counts by label come from Neo4j's count store.
+
+// name: stats_labels
+RETURN COUNT { (:Scope) } AS Scope, COUNT { (:Memory) } AS Memory,
+       COUNT { (:Procedure) } AS Procedure, COUNT { (:Episode) } AS Episode,
+       COUNT { (:Event) } AS Event, COUNT { (:Session) } AS Session,
+       COUNT { (:Continuity) } AS Continuity, COUNT { (:Retrieval) } AS Retrieval,
+       COUNT { (:Cursor) } AS Cursor;
+
+// name: stats_relationships
+RETURN COUNT { ()-[:DERIVED_FROM]->() } AS DERIVED_FROM, COUNT { ()-[:SUPERSEDES]->() } AS SUPERSEDES,
+       COUNT { ()-[:ASSOCIATED]->() } AS ASSOCIATED, COUNT { ()-[:EXPOSED]->() } AS EXPOSED,
+       COUNT { ()-[:ASSESSED]->() } AS ASSESSED, COUNT { ()-[:IN_SCOPE]->() } AS IN_SCOPE;
+
+// name: stats_scopes
+// One row per scope: memories by status, sessions, procedures.
+MATCH (s:Scope)
+RETURN s.id AS scope,
+       COUNT { (s)<-[:IN_SCOPE]-(:Memory {status: 'active'}) } AS active,
+       COUNT { (s)<-[:IN_SCOPE]-(m:Memory) WHERE m.status <> 'active' } AS stale,
+       COUNT { (s)<-[:IN_SCOPE]-(:Session) } AS sessions,
+       COUNT { (s)<-[:IN_SCOPE]-(:Procedure) } AS procedures
+ORDER BY active DESC, scope
+LIMIT $limit;

@@ -1,0 +1,3 @@
+from slowave_graph.cli import main
+
+raise SystemExit(main())

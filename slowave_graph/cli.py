@@ -1,0 +1,202 @@
+"""`slowave-graph` command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from slowave_graph import __version__
+from slowave_graph.config import DEFAULT_NEO4J_VERSION, Settings
+
+log = logging.getLogger("slowave_graph")
+
+DESCRIPTION = """\
+Long-term memory for AI agents over MCP, stored in Neo4j.
+
+With NEO4J_URI unset, slowave-graph runs its own Neo4j Community server (fetched once from Maven
+Central, data under SLOWAVE_DATA_DIR). Set NEO4J_URI/NEO4J_USER/NEO4J_PASSWORD to use an existing
+Neo4j, Aura or cluster instead."""
+
+EPILOG = """\
+examples:
+  slowave-graph serve                       HTTP on http://127.0.0.1:8766/mcp (+ /health)
+  slowave-graph serve --transport stdio     for MCP clients that spawn the server
+  slowave-graph neo4j start                 keep the managed Neo4j running between servers
+  slowave-graph neo4j status                where it runs, its version, memory use, password file
+  slowave-graph stats                       what the memory holds, per label and scope"""
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings.from_env(
+        neo4j_uri=getattr(args, "neo4j_uri", None),
+        data_dir=getattr(args, "data_dir", None),
+        cache_dir=getattr(args, "cache_dir", None),
+        neo4j_version=getattr(args, "neo4j_version", None),
+        neo4j_bolt_port=getattr(args, "bolt_port", None),
+        http_host=getattr(args, "host", None),
+        http_port=getattr(args, "port", None),
+        log_level=getattr(args, "log_level", None),
+    )
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--neo4j-uri", help="use this Neo4j instead of the managed one (NEO4J_URI)")
+    parser.add_argument("--data-dir", help="managed Neo4j data directory (SLOWAVE_DATA_DIR)")
+    parser.add_argument("--cache-dir", help="jar cache directory (SLOWAVE_CACHE_DIR)")
+    parser.add_argument(
+        "--neo4j-version", help=f"managed Neo4j version (SLOWAVE_NEO4J_VERSION, default {DEFAULT_NEO4J_VERSION})"
+    )
+    parser.add_argument("--bolt-port", type=int, help="managed Neo4j Bolt port (SLOWAVE_NEO4J_BOLT_PORT)")
+    parser.add_argument("--log-level", help="DEBUG, INFO, WARNING … (SLOWAVE_LOG_LEVEL)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="slowave-graph",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"slowave-graph {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="run the MCP server (HTTP by default, or stdio)")
+    serve.add_argument("--transport", choices=["http", "stdio"], default="http")
+    serve.add_argument("--host", help="HTTP bind address (SLOWAVE_HTTP_HOST, default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="HTTP port (SLOWAVE_HTTP_PORT, default 8766)")
+    _common(serve)
+
+    neo4j = sub.add_parser("neo4j", help="control the managed local Neo4j")
+    neo4j.add_argument("action", choices=["start", "stop", "status"])
+    _common(neo4j)
+
+    stats = sub.add_parser("stats", help="counts per label and per scope")
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    _common(stats)
+    return parser
+
+
+def _configure_logging(level: str) -> None:
+    # stderr only: on the stdio transport stdout carries JSON-RPC and nothing else.
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    for noisy in ("neo4j", "httpx", "sentence_transformers", "mcp.server.lowlevel", "uvicorn.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+async def _serve(settings: Settings, transport: str) -> None:
+    import uvicorn
+
+    from slowave_graph.app import open_app
+    from slowave_graph.mcp.server import build_server, http_app
+
+    async with open_app(settings) as app:
+        server = build_server(app)
+        if transport == "stdio":
+            log.info("serving MCP on stdio")
+            await server.run_stdio_async()
+            return
+        asgi = http_app(app, server)
+        config = uvicorn.Config(
+            asgi,
+            host=settings.http_host,
+            port=settings.http_port,
+            log_level=settings.log_level.lower(),
+            lifespan="on",
+        )
+        log.info("serving MCP on http://%s:%d/mcp", settings.http_host, settings.http_port)
+        await uvicorn.Server(config).serve()
+
+
+def _run_until_signal(coro: Any) -> None:
+    """Run a coroutine; SIGTERM/SIGINT cancel it so clean-up (stopping Neo4j) runs."""
+
+    async def main() -> None:
+        task = asyncio.ensure_future(coro)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+
+    asyncio.run(main())
+
+
+async def _stats(settings: Settings) -> dict[str, Any]:
+    from slowave_graph.app import open_database
+    from slowave_graph.graph.stats import collect_stats
+
+    async with open_database(settings) as db:
+        return await collect_stats(db)
+
+
+def _print_stats(stats: dict[str, Any]) -> None:
+    print(f"Neo4j {stats['neo4j_version']} — {stats['database']}")
+    print("nodes:")
+    for label, count in stats["labels"].items():
+        print(f"  {label:<14}{count:>10}")
+    print("relationships:")
+    for rel, count in stats["relationships"].items():
+        print(f"  {rel:<14}{count:>10}")
+    print("scopes:")
+    if not stats["scopes"]:
+        print("  (none)")
+    for row in stats["scopes"]:
+        print(
+            f"  {row['scope']:<32} memories {row['active']:>6} active {row['stale']:>5} stale"
+            f"  sessions {row['sessions']:>5}  procedures {row['procedures']:>4}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = _settings(args)
+    except Exception as exc:
+        print(f"slowave-graph: bad configuration: {exc}", file=sys.stderr)
+        return 2
+    _configure_logging(settings.log_level)
+
+    from slowave_graph.graph.database import DatabaseUnavailable
+    from slowave_graph.graph.schema import EmbeddingMismatch
+    from slowave_graph.neo4j_local.manager import Neo4jLocalError
+
+    try:
+        if args.command == "serve":
+            _run_until_signal(_serve(settings, args.transport))
+        elif args.command == "neo4j":
+            from slowave_graph.neo4j_local.lease import ManagedLease
+
+            lease = ManagedLease(settings)
+            if args.action == "start":
+                status, started = lease.start_kept()
+                print(json.dumps({"started": started, **status}, indent=2))
+            elif args.action == "stop":
+                print(json.dumps({"stopped": lease.stop()}))
+            else:
+                print(json.dumps(lease.neo4j.status(), indent=2))
+        elif args.command == "stats":
+            stats = asyncio.run(_stats(settings))
+            if args.json:
+                print(json.dumps(stats, indent=2))
+            else:
+                _print_stats(stats)
+    except (Neo4jLocalError, EmbeddingMismatch, DatabaseUnavailable) as exc:
+        print(f"slowave-graph: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""Configuration: one model, read from environment variables, overridable by CLI flags.
+
+Every setting names its environment variable in ``json_schema_extra["env"]`` so the README table,
+the Docker compose file and the code all refer to the same keys (a test checks the compose file).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+DEFAULT_NEO4J_VERSION = "2026.09.0"
+
+
+def _xdg(var: str, fallback: str) -> Path:
+    base = os.environ.get(var)
+    return Path(base) if base else Path.home() / fallback
+
+
+def _env(name: str) -> dict[str, Any]:
+    return {"env": name}
+
+
+class Settings(BaseModel):
+    """Runtime configuration of slowave-graph."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    neo4j_uri: str | None = Field(
+        None,
+        description="Bolt URI of an existing Neo4j (bolt://, neo4j://, neo4j+s://). Unset: start the "
+        "managed local Neo4j.",
+        json_schema_extra=_env("NEO4J_URI"),
+    )
+    neo4j_user: str = Field("neo4j", description="Neo4j user.", json_schema_extra=_env("NEO4J_USER"))
+    neo4j_password: SecretStr | None = Field(
+        None,
+        description="Neo4j password. For the managed Neo4j, a random one is generated and kept in its "
+        "data directory unless this is set.",
+        json_schema_extra=_env("NEO4J_PASSWORD"),
+    )
+    neo4j_database: str = Field(
+        "neo4j", description="Database name.", json_schema_extra=_env("NEO4J_DATABASE")
+    )
+    data_dir: Path = Field(
+        default_factory=lambda: _xdg("XDG_DATA_HOME", ".local/share") / "slowave-graph",
+        description="Where the managed Neo4j keeps its store, logs and password.",
+        json_schema_extra=_env("SLOWAVE_DATA_DIR"),
+    )
+    cache_dir: Path = Field(
+        default_factory=lambda: _xdg("XDG_CACHE_HOME", ".cache") / "slowave-graph",
+        description="Where the Neo4j jars (from Maven Central) and the compiled launcher are cached.",
+        json_schema_extra=_env("SLOWAVE_CACHE_DIR"),
+    )
+    neo4j_version: str = Field(
+        DEFAULT_NEO4J_VERSION,
+        description="Neo4j Community version of the managed server (2026.x needs Java 21+, 5.26.x runs "
+        "on Java 17).",
+        json_schema_extra=_env("SLOWAVE_NEO4J_VERSION"),
+    )
+    neo4j_bolt_port: int = Field(
+        7697,
+        ge=1,
+        le=65535,
+        description="Bolt port of the managed Neo4j (loopback only).",
+        json_schema_extra=_env("SLOWAVE_NEO4J_BOLT_PORT"),
+    )
+    neo4j_heap: str = Field(
+        "1g", description="JVM heap of the managed Neo4j.", json_schema_extra=_env("SLOWAVE_NEO4J_HEAP")
+    )
+    neo4j_pagecache: str = Field(
+        "512m",
+        description="Page cache of the managed Neo4j.",
+        json_schema_extra=_env("SLOWAVE_NEO4J_PAGECACHE"),
+    )
+    java_home: Path | None = Field(
+        None,
+        description="JDK for the managed Neo4j. Unset: the newest suitable JDK under /usr/lib/jvm or "
+        "JAVA_HOME.",
+        json_schema_extra=_env("SLOWAVE_JAVA_HOME"),
+    )
+    http_host: str = Field(
+        "127.0.0.1",
+        description="HTTP bind address. Anything but loopback requires SLOWAVE_AUTH_TOKEN.",
+        json_schema_extra=_env("SLOWAVE_HTTP_HOST"),
+    )
+    http_port: int = Field(
+        8766, ge=1, le=65535, description="HTTP port.", json_schema_extra=_env("SLOWAVE_HTTP_PORT")
+    )
+    auth_token: SecretStr | None = Field(
+        None,
+        description="Bearer token required on HTTP requests (if set).",
+        json_schema_extra=_env("SLOWAVE_AUTH_TOKEN"),
+    )
+    embedding_model: str = Field(
+        "all-MiniLM-L6-v2",
+        description="sentence-transformers model: all-MiniLM-L6-v2 (bundled, offline) or a local "
+        "model directory.",
+        json_schema_extra=_env("SLOWAVE_EMBEDDING_MODEL"),
+    )
+    session_idle_timeout: float = Field(
+        3600.0,
+        gt=0,
+        description="Seconds without a call after which an open session is closed with outcome unknown.",
+        json_schema_extra=_env("SLOWAVE_SESSION_IDLE_TIMEOUT"),
+    )
+    log_level: str = Field(
+        "INFO", description="Log level (logs go to stderr).", json_schema_extra=_env("SLOWAVE_LOG_LEVEL")
+    )
+
+    @field_validator("neo4j_uri", "neo4j_password", "auth_token", "java_home", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def managed(self) -> bool:
+        """True when slowave-graph runs its own Neo4j (no NEO4J_URI)."""
+        return self.neo4j_uri is None
+
+    @classmethod
+    def env_names(cls) -> dict[str, str]:
+        """Field name → environment variable."""
+        names = {}
+        for name, field in cls.model_fields.items():
+            extra = field.json_schema_extra
+            assert isinstance(extra, dict)
+            names[name] = str(extra["env"])
+        return names
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from environment variables; keyword overrides (CLI flags) win when not None."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {
+            field: env[var] for field, var in cls.env_names().items() if var in env
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)

@@ -1,0 +1,1 @@
+"""Contract models: the single source of tool schemas, validation and docs."""

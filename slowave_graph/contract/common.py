@@ -1,0 +1,217 @@
+"""Types shared by every tool: scopes, ids, the envelope, errors, and JSON-object context rules.
+
+Validation errors raised here may carry ``path`` (or ``field`` for cross-field rules) in their
+context; the adapter reports that as the error's ``field_errors[].path``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic_core import PydanticCustomError
+
+# --------------------------------------------------------------------------- base models
+
+
+class StrictInput(BaseModel):
+    """Tool input: unknown keys rejected, no type coercion ("5" is not an int, true is not 5)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Output(BaseModel):
+    """Tool output."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------- scalar types
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _nonblank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("blank", "must not be blank")
+    if _CONTROL.search(value):
+        raise PydanticCustomError("control_characters", "must not contain control characters")
+    return value
+
+
+# Use with Field(max_length=…, description=…): every string states its limit in the schema.
+NonBlank = Annotated[str, StringConstraints(min_length=1), AfterValidator(_nonblank)]
+
+
+def _scope(value: str) -> str:
+    kind, sep, ident = value.partition(":")
+    if not sep or not kind.strip() or not ident.strip():
+        raise PydanticCustomError(
+            "scope", "scope must look like kind:id with both parts nonblank, e.g. project:shop"
+        )
+    if kind != kind.strip() or value != value.strip() or _CONTROL.search(value):
+        raise PydanticCustomError(
+            "scope", "scope must not have surrounding whitespace or control characters"
+        )
+    return value
+
+
+ScopeStr = Annotated[
+    str,
+    StringConstraints(min_length=3, max_length=200),
+    AfterValidator(_scope),
+    Field(
+        description="Memory boundary as kind:id, e.g. project:shop or user:alice. Memories never "
+        "cross scopes.",
+        examples=["project:shop"],
+    ),
+]
+
+SessionId = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=100),
+    Field(description="session_id returned by slowave_activate."),
+]
+
+
+def _rfc3339(value: str) -> str:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise PydanticCustomError(
+            "rfc3339", "must be an RFC 3339 timestamp such as 2026-03-01T09:30:00Z"
+        ) from None
+    if parsed.tzinfo is None or "T" not in value.upper():
+        raise PydanticCustomError(
+            "rfc3339_offset",
+            "must be an RFC 3339 timestamp with a time and an offset (Z or +hh:mm), "
+            "e.g. 2026-03-01T09:30:00Z",
+        )
+    return value
+
+
+Rfc3339 = Annotated[
+    str,
+    StringConstraints(min_length=10, max_length=40),
+    AfterValidator(_rfc3339),
+    Field(description="When the fact happened: RFC 3339 with an offset, e.g. 2026-03-01T09:30:00Z."),
+]
+
+
+def parse_rfc3339(value: str) -> datetime:
+    """An already validated RFC 3339 string as an aware datetime."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+
+
+# --------------------------------------------------------------------------- task_context
+
+TASK_CONTEXT_MAX_BYTES = 16 * 1024
+TASK_CONTEXT_MAX_DEPTH = 8
+_KEY = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+def _check_context(value: Any, path: str, depth: int) -> None:
+    if depth > TASK_CONTEXT_MAX_DEPTH:
+        raise PydanticCustomError(
+            "context_depth", "task_context nests deeper than {max} levels",
+            {"max": TASK_CONTEXT_MAX_DEPTH, "path": path},
+        )  # fmt: skip
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str) or not _KEY.match(key):
+                raise PydanticCustomError(
+                    "context_key",
+                    "task_context keys must be lowercase identifiers (a-z, 0-9, _): {key}",
+                    {"key": repr(key), "path": f"{path}.{key}"},
+                )
+            _check_context(item, f"{path}.{key}", depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict | list):
+                raise PydanticCustomError(
+                    "context_array", "task_context arrays may hold only scalars",
+                    {"path": f"{path}[{index}]"},
+                )  # fmt: skip
+    elif not (value is None or isinstance(value, str | int | float | bool)):
+        raise PydanticCustomError("context_value", "unsupported value", {"path": path})
+
+
+def _task_context(value: dict[str, Any]) -> dict[str, Any]:
+    _check_context(value, "task_context", 1)
+    size = len(json.dumps(value, ensure_ascii=False).encode())
+    if size > TASK_CONTEXT_MAX_BYTES:
+        raise PydanticCustomError(
+            "context_size", "task_context is {size} bytes; the limit is {limit}",
+            {"size": size, "limit": TASK_CONTEXT_MAX_BYTES},
+        )  # fmt: skip
+    return value
+
+
+TaskContext = Annotated[
+    dict[str, Any],
+    AfterValidator(_task_context),
+    Field(
+        description="Structured facts about the task (JSON object): lowercase identifier keys, nesting "
+        "depth ≤ 8, arrays of scalars only, ≤ 16 KiB. Used as extra retrieval cues.",
+        examples=[{"repo": "shop", "language": "python", "files": ["app.py"]}],
+    ),
+]
+
+PageSize = Annotated[
+    int,
+    Field(ge=1, le=10, description="Memories per page, a strict integer 1–10 (default 5)."),
+]
+
+
+# Literal (not Enum): strict validation of plain JSON strings, and an `enum` in the schema.
+MemoryType = Literal[
+    "fact", "preference", "decision", "constraint", "instruction",
+    "lesson", "warning", "open_question", "task", "artifact",
+]  # fmt: skip
+MEMORY_TYPES: tuple[str, ...] = MemoryType.__args__  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- envelope
+
+
+class ErrorCode(StrEnum):
+    invalid_input = "invalid_input"
+    not_found = "not_found"
+    incomplete_feedback = "incomplete_feedback"
+    storage_error = "storage_error"
+    unavailable = "unavailable"
+    internal_error = "internal_error"
+
+
+class FieldError(Output):
+    path: str = Field(description="Where the problem is, e.g. procedure.steps[0].summary.")
+    message: str
+
+
+class ErrorBody(Output):
+    model_config = ConfigDict(extra="allow")
+
+    code: ErrorCode
+    message: str
+    retryable: bool
+    field_errors: list[FieldError] | None = None
+
+
+DataT = TypeVar("DataT")
+
+
+class Envelope(Output, Generic[DataT]):
+    """What every tool returns: ``{"ok": true, "data": …}`` or ``{"ok": false, "error": …}``."""
+
+    ok: bool = Field(description="false: read error.code, error.message and error.retryable.")
+    data: DataT | None = None
+    error: ErrorBody | None = None
+
+
+class Warning_(Output):
+    code: str
+    message: str

@@ -1,0 +1,90 @@
+"""slowave_remember: store durable claims."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from slowave_graph.contract.common import (
+    ErrorBody,
+    MemoryType,
+    NonBlank,
+    Output,
+    Rfc3339,
+    ScopeStr,
+    SessionId,
+    StrictInput,
+)
+
+CONTENT_MAX = 8_000
+CONTENT_HELP = "One self-contained durable claim, phrased so it is useful without this conversation."
+REMEMBER_BATCH_MAX = 100
+
+
+class RememberItem(StrictInput):
+    content: NonBlank = Field(max_length=CONTENT_MAX, description=CONTENT_HELP)
+    type: MemoryType = Field(description="Kind of claim.")
+    occurred_at: Rfc3339 | None = None
+
+
+class RememberRequest(StrictInput):
+    scope: ScopeStr
+    session_id: SessionId
+    content: NonBlank | None = Field(None, max_length=CONTENT_MAX, description=CONTENT_HELP)
+    type: MemoryType | None = Field(None, description="Kind of claim (with content).")
+    occurred_at: Rfc3339 | None = None
+    memories: list[RememberItem] | None = Field(
+        None,
+        min_length=1,
+        max_length=REMEMBER_BATCH_MAX,
+        description="Batch form: several claims at once, instead of content + type.",
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        single = self.content is not None or self.type is not None or self.occurred_at is not None
+        if self.memories is not None and single:
+            raise PydanticCustomError(
+                "exclusive",
+                "use either content + type (+ occurred_at) or memories, not both",
+                {"field": "memories"},
+            )
+        if self.memories is None:
+            if self.content is None:
+                raise PydanticCustomError(
+                    "missing", "content is required (or use memories)", {"field": "content"}
+                )
+            if self.type is None:
+                raise PydanticCustomError("missing", "type is required with content", {"field": "type"})
+        return self
+
+    def items(self) -> list[RememberItem]:
+        """Both forms as a list of items."""
+        if self.memories is not None:
+            return list(self.memories)
+        assert self.content is not None and self.type is not None
+        return [RememberItem(content=self.content, type=self.type, occurred_at=self.occurred_at)]
+
+
+class RememberResult(Output):
+    stored: bool = Field(description="True when the claim is in memory (new or matched).")
+    memory_id: str
+    disposition: Literal["created", "matched"] = Field(
+        description="matched: an identical claim already existed in the scope and was reinforced."
+    )
+    type: MemoryType
+    scope: str
+    source_event_id: str = Field(description="evt_N — the event that records this call.")
+
+
+class RememberItemResult(Output):
+    index: int
+    ok: bool
+    data: RememberResult | None = None
+    error: ErrorBody | None = None
+
+
+class RememberBatchResult(Output):
+    results: list[RememberItemResult]

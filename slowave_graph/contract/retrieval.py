@@ -1,0 +1,40 @@
+"""Shapes shared by activate and recall results."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from slowave_graph.contract.common import Output
+
+
+class Provenance(Output):
+    source_kind: Literal["event", "episode"]
+    integration: str | None = Field(None, description="Name of the MCP client that stored the memory.")
+    integration_version: str | None = None
+    origin_scope: str | None = None
+
+
+class MemoryItem(Output):
+    memory_id: str = Field(description="sch_N — use in slowave_feedback.")
+    content: str
+    pathway: Literal["direct", "associated"] = Field(
+        description="direct: matched the query; associated: linked to a direct match by past co-use."
+    )
+    provenance: Provenance | None = None
+
+
+class CompactProcedure(Output):
+    procedure_id: str
+    goal: str
+    summary: str
+    outcome: str
+    outcome_summary: str
+    caveats: list[str]
+
+
+class AccessibleField(Output):
+    extra_candidates: int = Field(description="Relevant memories not yet returned.")
+    kinds: dict[str, int] = Field(description="Their memory types with counts.")
+    approx_extra_tokens: int = Field(description="Rough size of those memories in tokens.")

@@ -1,0 +1,169 @@
+"""The Neo4j connection: driver, managed transactions with bounded retries, server capabilities.
+
+Every unit of work is a transaction function run by ``read`` or ``write``. Transient failures
+(deadlocks, leader switches, a restarting server) are retried with jittered exponential back-off by
+tenacity; when the budget is spent the caller gets ``DatabaseUnavailable`` and nothing was
+half-written, because a transaction either commits whole or not at all.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction
+from neo4j.exceptions import DriverError, Neo4jError
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_delay,
+    wait_exponential_jitter,
+)
+
+from slowave_graph.graph.cypher import CypherCatalog, catalog
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Work = Callable[[AsyncManagedTransaction], Awaitable[T]]
+
+
+class DatabaseUnavailable(RuntimeError):
+    """Neo4j could not be reached (or kept failing transiently) within the retry budget."""
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Deadlocks, transient errors and lost connections — what a retry can fix."""
+    if isinstance(exc, Neo4jError | DriverError):
+        return bool(exc.is_retryable())
+    return isinstance(exc, ConnectionError | OSError)
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    version: str
+    edition: str
+    vector_filter_in_index: bool
+
+    @property
+    def major_minor(self) -> tuple[int, int]:
+        parts = self.version.split(".")
+        try:
+            return int(parts[0]), int(parts[1])
+        except (IndexError, ValueError):
+            return (0, 0)
+
+    @property
+    def supports_search_clause(self) -> bool:
+        """Cypher 25 SEARCH for vector indexes with in-index filters (Neo4j 2026.01+)."""
+        return self.major_minor >= (2026, 1)
+
+
+class Database:
+    """An async driver plus the query catalog and a retry policy."""
+
+    def __init__(
+        self,
+        driver: AsyncDriver,
+        database: str,
+        queries: CypherCatalog | None = None,
+        retry_seconds: float = 20.0,
+    ) -> None:
+        self.driver = driver
+        self.database = database
+        self.queries = queries or catalog()
+        self.retry_seconds = retry_seconds
+        # One bookmark manager for the process: a read after a write always sees that write, also
+        # on a cluster where reads go to other members.
+        self._bookmarks = AsyncGraphDatabase.bookmark_manager()
+        self.server: ServerInfo | None = None
+
+    @classmethod
+    def connect(
+        cls, uri: str, user: str, password: str, database: str = "neo4j", **driver_config: Any
+    ) -> Database:
+        config: dict[str, Any] = {
+            "max_connection_pool_size": 50,
+            "connection_acquisition_timeout": 10.0,
+            "connection_timeout": 5.0,
+            # Retries are ours (tenacity, below); one attempt per driver call.
+            "max_transaction_retry_time": 0.0,
+            "user_agent": "slowave-graph",
+            "notifications_min_severity": "OFF",
+        }
+        config.update(driver_config)
+        driver = AsyncGraphDatabase.driver(uri, auth=(user, password), **config)
+        return cls(driver, database)
+
+    async def close(self) -> None:
+        await self.driver.close()
+
+    def q(self, name: str) -> str:
+        return self.queries[name]
+
+    def _retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(
+            retry=retry_if_exception(is_retryable),
+            stop=stop_after_delay(self.retry_seconds),
+            wait=wait_exponential_jitter(multiplier=0.05, max=2.0),
+            reraise=True,
+        )
+
+    async def _run(self, access: str, work: Work[T]) -> T:
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    async with self.driver.session(
+                        database=self.database, bookmark_manager=self._bookmarks
+                    ) as session:
+                        if access == neo4j.WRITE_ACCESS:
+                            return await session.execute_write(work)
+                        return await session.execute_read(work)
+        except Exception as exc:
+            if is_retryable(exc):
+                log.warning("Neo4j unavailable after retries: %s", exc)
+                raise DatabaseUnavailable(str(exc)) from exc
+            raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def read(self, work: Work[T]) -> T:
+        return await self._run(neo4j.READ_ACCESS, work)
+
+    async def write(self, work: Work[T]) -> T:
+        return await self._run(neo4j.WRITE_ACCESS, work)
+
+    def _statement(self, name: str, params: dict[str, Any]) -> Work[list[dict[str, Any]]]:
+        async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+            return await rows(tx, self.q(name), **params)
+
+        return work
+
+    async def run_write(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """One named statement in its own write transaction."""
+        return await self.write(self._statement(name, params))
+
+    async def run_read(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """One named statement in its own read transaction."""
+        return await self.read(self._statement(name, params))
+
+    async def run_schema(self, name: str, **params: Any) -> None:
+        """Schema statements run in auto-commit transactions (they cannot share one)."""
+        try:
+            async for attempt in self._retrying():
+                with attempt:
+                    async with self.driver.session(database=self.database) as session:
+                        result = await session.run(self.q(name), params)
+                        await result.consume()
+        except Exception as exc:
+            if is_retryable(exc):
+                raise DatabaseUnavailable(str(exc)) from exc
+            raise
+
+
+async def rows(tx: AsyncManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
+    """All records of one statement inside a transaction function, as dicts."""
+    result = await tx.run(statement, params)
+    return [record.data() async for record in result]

@@ -1,0 +1,174 @@
+"""neomodel models of the memory graph (SPEC §2.1) — typed object access for tools, tests and
+notebooks (``await Memory.nodes.get(id="sch_1")``, ``await memory.derived_from.all()``).
+
+The schema itself is created from ``cypher/schema.cypher`` (it needs features neomodel cannot
+express: composite indexes, Cypher 25 filtered vector indexes, multi-property full-text indexes).
+Constraint and index names follow neomodel's convention, and a test runs neomodel's
+``install_all_labels`` over the created schema to prove the two agree (it must add nothing).
+The hot paths do not go through these classes; they run the named Cypher in ``cypher/``.
+"""
+
+from __future__ import annotations
+
+from neomodel import (
+    ArrayProperty,
+    AsyncRelationshipTo,
+    AsyncStructuredNode,
+    AsyncStructuredRel,
+    DateTimeNeo4jFormatProperty,
+    FloatProperty,
+    IntegerProperty,
+    StringProperty,
+)
+
+
+class DerivedFrom(AsyncStructuredRel):
+    """(:Memory|:Procedure)-[:DERIVED_FROM]->(:Event|:Episode): provenance."""
+
+
+class Supersedes(AsyncStructuredRel):
+    reason = StringProperty()
+    at = DateTimeNeo4jFormatProperty()
+    feedback_event_id = StringProperty()
+
+
+class Associated(AsyncStructuredRel):
+    weight = FloatProperty()
+    updated_at = DateTimeNeo4jFormatProperty()
+
+
+class Exposed(AsyncStructuredRel):
+    rank = IntegerProperty()
+    pathway = StringProperty()
+    page = IntegerProperty()
+    at = DateTimeNeo4jFormatProperty()
+
+
+class Scope(AsyncStructuredNode):
+    id = StringProperty(unique_index=True, required=True)
+    kind = StringProperty()
+    name = StringProperty()
+    norm_key = StringProperty(index=True)
+    created_at = DateTimeNeo4jFormatProperty()
+
+
+class Event(AsyncStructuredNode):
+    id = StringProperty(unique_index=True, required=True)
+    type = StringProperty()
+    content = StringProperty()
+    memory_type = StringProperty()
+    scope = StringProperty()
+    session_id = StringProperty()
+    recorded_at = DateTimeNeo4jFormatProperty()
+    occurred_at = DateTimeNeo4jFormatProperty()
+    client_name = StringProperty()
+    client_version = StringProperty()
+
+
+class Episode(AsyncStructuredNode):
+    id = StringProperty(unique_index=True, required=True)
+    scope = StringProperty()
+    session_id = StringProperty()
+    content = StringProperty()
+    recorded_at = DateTimeNeo4jFormatProperty()
+
+
+class Memory(AsyncStructuredNode):
+    id = StringProperty(unique_index=True)
+    active_key = StringProperty(unique_index=True)
+    content = StringProperty()
+    type = StringProperty()
+    status = StringProperty()
+    scope = StringProperty()
+    scope_token = StringProperty()
+    salience = FloatProperty()
+    confidence = FloatProperty()
+    embedding = ArrayProperty(FloatProperty())
+    content_hash = StringProperty()
+    reinforced_count = IntegerProperty()
+    origin_event_id = StringProperty()
+    integration = StringProperty()
+    integration_version = StringProperty()
+    created_at = DateTimeNeo4jFormatProperty()
+    occurred_at = DateTimeNeo4jFormatProperty()
+    last_reinforced_at = DateTimeNeo4jFormatProperty()
+
+    derived_from = AsyncRelationshipTo(Event, "DERIVED_FROM", model=DerivedFrom)
+    in_scope = AsyncRelationshipTo(Scope, "IN_SCOPE")
+    supersedes = AsyncRelationshipTo("Memory", "SUPERSEDES", model=Supersedes)
+    associated = AsyncRelationshipTo("Memory", "ASSOCIATED", model=Associated)
+
+
+class Procedure(AsyncStructuredNode):
+    id = StringProperty(unique_index=True, required=True)
+    scope = StringProperty()
+    goal = StringProperty()
+    summary = StringProperty()
+    outcome = StringProperty()
+    outcome_summary = StringProperty()
+    created_at = DateTimeNeo4jFormatProperty()
+
+
+class Continuity(AsyncStructuredNode):
+    id = StringProperty(unique_index=True, required=True)
+    scope = StringProperty()
+    created_at = DateTimeNeo4jFormatProperty()
+
+
+class Session(AsyncStructuredNode):
+    id = StringProperty(unique_index=True, required=True)
+    scope = StringProperty()
+    status = StringProperty()
+    task = StringProperty()
+    initial_goal = StringProperty()
+    task_context = StringProperty()  # JSON text: Neo4j properties cannot hold maps
+    semantic_context = StringProperty()
+    client_name = StringProperty()
+    client_version = StringProperty()
+    outcome = StringProperty()
+    started_at = DateTimeNeo4jFormatProperty()
+    last_seen_at = DateTimeNeo4jFormatProperty()
+    ended_at = DateTimeNeo4jFormatProperty()
+
+    in_scope = AsyncRelationshipTo(Scope, "IN_SCOPE")
+    continues = AsyncRelationshipTo(Continuity, "CONTINUES")
+    recorded = AsyncRelationshipTo(Event, "RECORDED")
+    retrieved = AsyncRelationshipTo("Retrieval", "RETRIEVED")
+
+
+class Retrieval(AsyncStructuredNode):
+    id = StringProperty(unique_index=True, required=True)
+    kind = StringProperty()
+    query = StringProperty()
+    policy_version = StringProperty()
+    scope = StringProperty()
+    session_id = StringProperty()
+    page_size = IntegerProperty()
+    catalog_ids = ArrayProperty(StringProperty())
+    catalog_pathways = ArrayProperty(StringProperty())
+    relevant_total = IntegerProperty()
+    pages_served = IntegerProperty()
+    created_at = DateTimeNeo4jFormatProperty()
+
+    exposed = AsyncRelationshipTo(Memory, "EXPOSED", model=Exposed)
+
+
+class Cursor(AsyncStructuredNode):
+    id = StringProperty(unique_index=True, required=True)
+    retrieval_id = StringProperty()
+    session_id = StringProperty()
+    scope = StringProperty()
+    page = IntegerProperty()
+    created_at = DateTimeNeo4jFormatProperty()
+
+
+class Counter(AsyncStructuredNode):
+    name = StringProperty(unique_index=True, required=True)
+    value = IntegerProperty()
+
+
+class EmbeddingSpace(AsyncStructuredNode):
+    name = StringProperty(unique_index=True, required=True)
+    model = StringProperty()
+    dimension = IntegerProperty()
+    created_at = DateTimeNeo4jFormatProperty()

@@ -1,0 +1,91 @@
+"""Start-up schema work: constraints and indexes from ``cypher/schema.cypher``, created idempotently
+and awaited until online; the embedding model recorded in the database and checked."""
+
+from __future__ import annotations
+
+import logging
+
+from neo4j.exceptions import ClientError
+
+from slowave_graph.graph.database import Database, ServerInfo
+
+log = logging.getLogger(__name__)
+
+# Created in this order; the vector index statement is chosen by server version.
+_SCHEMA_PREFIXES = ("constraint_", "index_", "fulltext_")
+_ALREADY_EXISTS = (
+    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+    "Neo.ClientError.Schema.IndexAlreadyExists",
+    "Neo.ClientError.Schema.ConstraintAlreadyExists",
+)
+
+
+class EmbeddingMismatch(RuntimeError):
+    """The database holds vectors of another embedding model than the configured one."""
+
+
+async def server_info(db: Database) -> ServerInfo:
+    rows = await db.run_read("server_components")
+    version, edition = str(rows[0]["version"]), str(rows[0]["edition"])
+    index = await db.run_read("vector_index_info")
+    props = index[0]["properties"] if index else []
+    preliminary = ServerInfo(version, edition, vector_filter_in_index=False)
+    filtered = preliminary.supports_search_clause and "scope" in props and "status" in props
+    return ServerInfo(version, edition, vector_filter_in_index=filtered)
+
+
+async def check_embedding_space(db: Database, model: str, dimension: int) -> None:
+    """Record the model on first start; refuse to start on a mismatch."""
+    rows = await db.run_read("embedding_space_get")
+    if not rows:
+        rows = await db.run_write("embedding_space_init", model=model, dimension=dimension)
+    stored_model, stored_dimension = rows[0]["model"], rows[0]["dimension"]
+    if stored_model != model or stored_dimension != dimension:
+        raise EmbeddingMismatch(
+            f"the database's memories were embedded with {stored_model} ({stored_dimension}-d) but "
+            f"this server is configured for {model} ({dimension}-d). Either set "
+            f"SLOWAVE_EMBEDDING_MODEL={stored_model}, or re-embed the stored memories with "
+            f"`slowave-graph reembed --model {model}`."
+        )
+
+
+async def ensure_schema(
+    db: Database, model: str, dimension: int, timeout_seconds: int = 300
+) -> ServerInfo:
+    """Idempotent: safe on every start and when several servers start at once."""
+    await check_embedding_space(db, model, dimension)
+    info = await server_info(db)
+    names = [n for n in db.queries.names("schema") if n.startswith(_SCHEMA_PREFIXES)]
+    names.append("vector_index_filtered" if info.supports_search_clause else "vector_index_plain")
+    for name in names:
+        try:
+            await db.run_schema(name, dimension=dimension)
+        except ClientError as exc:  # another server created it between our check and our create
+            if exc.code not in _ALREADY_EXISTS:
+                raise
+    await db.run_schema("await_indexes", timeout_seconds=timeout_seconds)
+    await _check_vector_index_dimension(db, dimension)
+    info = await server_info(db)
+    db.server = info
+    log.info(
+        "Neo4j %s %s; vector filtering %s",
+        info.version,
+        info.edition,
+        "inside the index (SEARCH)" if info.vector_filter_in_index else "by over-fetch / exact scan",
+    )
+    return info
+
+
+async def _check_vector_index_dimension(db: Database, dimension: int) -> None:
+    rows = await db.run_read("vector_index_info")
+    if not rows:
+        raise RuntimeError("the vector index memory_embedding is missing after schema creation")
+    config = rows[0]["config"] or {}
+    stored = config.get("vector.dimensions")
+    if stored is not None and int(stored) != dimension:
+        raise EmbeddingMismatch(
+            f"vector index memory_embedding is {stored}-d but the embedding model is {dimension}-d; "
+            "run `slowave-graph reembed` to rebuild it."
+        )
+    if rows[0]["state"] != "ONLINE":
+        raise RuntimeError(f"vector index memory_embedding is {rows[0]['state']}, not ONLINE")

@@ -1,0 +1,144 @@
+"""MCP adapter: turns MCP tool calls into service calls and service results into the envelope.
+
+The SDK would validate arguments against a signature-derived model and answer schema violations
+with a framework error text. The contract wants its own envelope (``invalid_input`` with
+``field_errors``), so each tool takes its raw arguments and validates them with the contract model
+itself, while ``tools/list`` publishes that model's strict JSON schema.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from slowave_graph.contract.common import Envelope, ErrorBody, ErrorCode, FieldError
+from slowave_graph.errors import ServiceError, unavailable
+from slowave_graph.graph.database import DatabaseUnavailable
+from slowave_graph.services.memory import ClientInfo
+
+log = logging.getLogger(__name__)
+
+RequestT = TypeVar("RequestT", bound=BaseModel)
+Handler = Callable[[RequestT, ClientInfo], Awaitable[BaseModel]]
+
+
+class _RawArguments(ArgModelBase):
+    """Accepts any JSON object and hands it on untouched as ``arguments``."""
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        return {"arguments": dict(self.__pydantic_extra__ or {})}
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """('procedure', 'steps', 0, 'summary') → 'procedure.steps[0].summary'."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def validation_failure(exc: ValidationError) -> ErrorBody:
+    errors = []
+    for err in exc.errors(include_url=False):
+        ctx = err.get("ctx") or {}
+        path = ctx.get("path") or field_path(err["loc"]) or ctx.get("field") or "(arguments)"
+        if ctx.get("field") and err["loc"] == ():
+            path = str(ctx["field"])
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        errors.append(FieldError(path=str(path), message=message))
+    summary = "; ".join(f"{e.path}: {e.message}" for e in errors[:5])
+    return ErrorBody(
+        code=ErrorCode.invalid_input,
+        message=f"invalid arguments — {summary}",
+        retryable=False,
+        field_errors=errors,
+    )
+
+
+def client_info(ctx: Context[Any, Any]) -> ClientInfo:
+    """Client identity from the MCP handshake (never from tool arguments)."""
+    try:
+        params = ctx.session.client_params
+    except (AttributeError, ValueError, LookupError):
+        return ClientInfo()
+    info = getattr(params, "client_info", None) if params is not None else None
+    if info is None:
+        return ClientInfo()
+    return ClientInfo(name=getattr(info, "name", None), version=getattr(info, "version", None))
+
+
+def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(envelope, ensure_ascii=False))],
+        structured_content=envelope,
+        is_error=False,
+    )
+
+
+def _failure(body: ErrorBody) -> dict[str, Any]:
+    return {"ok": False, "error": body.model_dump(mode="json", exclude_none=True)}
+
+
+def make_tool(
+    *,
+    name: str,
+    title: str,
+    description: str,
+    request_model: type[RequestT],
+    result_model: type[BaseModel],
+    handler: Handler[RequestT],
+    annotations: ToolAnnotations,
+) -> Tool:
+    """An MCP tool whose published schemas come from the contract models."""
+
+    async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
+        try:
+            request = request_model.model_validate(arguments)
+        except ValidationError as exc:
+            return envelope_result(_failure(validation_failure(exc)))
+        try:
+            data = await handler(request, client_info(ctx))
+        except ServiceError as exc:
+            return envelope_result(_failure(exc.body()))
+        except DatabaseUnavailable as exc:
+            return envelope_result(_failure(unavailable(str(exc)).body()))
+        except Exception:
+            log.exception("tool %s failed", name)
+            return envelope_result(
+                _failure(
+                    ErrorBody(
+                        code=ErrorCode.internal_error,
+                        message="the server failed to process this call; it has been logged",
+                        retryable=False,
+                    )
+                )
+            )
+        return envelope_result({"ok": True, "data": data.model_dump(mode="json", exclude_none=True)})
+
+    output_schema = Envelope[result_model].model_json_schema()  # type: ignore[name-defined]
+    return Tool(
+        fn=call,
+        name=name,
+        title=title,
+        description=description,
+        parameters=request_model.model_json_schema(),
+        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=output_schema),
+        is_async=True,
+        context_kwarg="ctx",
+        annotations=annotations,
+    )

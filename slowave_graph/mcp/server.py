@@ -1,0 +1,91 @@
+"""The MCP server and its transports: stdio, and streamable HTTP with /health and bearer auth."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from slowave_graph import __version__
+from slowave_graph.app import App
+from slowave_graph.mcp.tools import INSTRUCTIONS, build_tools
+
+log = logging.getLogger(__name__)
+
+
+def build_server(app: App) -> MCPServer[Any]:
+    server: MCPServer[Any] = MCPServer(
+        name="slowave-graph",
+        title="slowave-graph memory",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        tools=build_tools(app.memory),
+        log_level=app.settings.log_level.upper(),  # type: ignore[arg-type]
+    )
+
+    @server.custom_route("/health", methods=["GET"])
+    async def health(request: Request) -> JSONResponse:
+        try:
+            await app.db.run_read("server_components")
+        except Exception as exc:
+            return JSONResponse({"status": "unavailable", "neo4j": "down", "detail": str(exc)[:200]}, 503)
+        info = app.db.server
+        return JSONResponse(
+            {
+                "status": "ok",
+                "version": __version__,
+                "neo4j": info.version if info else "up",
+                "embedding_model": app.embedder.model_name,
+            }
+        )
+
+    return server
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerAuth:
+    """Requires ``Authorization: Bearer <token>`` on every request except GET /health."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path") != "/health":
+            supplied = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(supplied, self.expected):
+                response = JSONResponse(
+                    {"error": "unauthorized", "message": "missing or wrong bearer token"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(app: App, server: MCPServer[Any]) -> ASGIApp:
+    """Streamable HTTP at /mcp plus /health, behind the bearer token when one is configured."""
+    settings = app.settings
+    token = settings.auth_token.get_secret_value() if settings.auth_token else None
+    if not is_loopback(settings.http_host) and not token:
+        raise SystemExit(
+            f"refusing to listen on {settings.http_host}: binding beyond loopback requires "
+            "SLOWAVE_AUTH_TOKEN (clients then send Authorization: Bearer <token>)"
+        )
+    starlette = server.streamable_http_app(streamable_http_path="/mcp", host=settings.http_host)
+    return BearerAuth(starlette, token) if token else starlette

@@ -1,0 +1,142 @@
+"""Retrieval ranking: fuse vector and full-text evidence, admit by quality, never by count.
+
+Pure functions over candidates the repository found; the numbers live in ``RankingPolicy`` and
+its version is reported to agents as ``retrieval_policy_version``.
+
+Admission: a memory is a direct hit when its similarity (plus a small lexical bonus) clears an
+absolute floor — below it a memory is not about the question, however few candidates there are —
+and its cosine lies within a margin of the best one in the pool, so a clearly better answer pushes
+out weak ones. Order is by the fused score (cosine + lexical bonus + bounded learned prior). There is no quota: an
+off-topic question gets an empty list, seven relevant memories give seven hits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RankingPolicy:
+    version: str = "hybrid-v1"
+    # cosine of all-MiniLM-L6-v2 below which a memory is not considered about the question
+    floor: float = 0.42
+    # admitted hits lie within this cosine distance of the best hit
+    margin: float = 0.20
+    # weight of the max-normalised BM25 score (lexical agreement) in the fused score
+    lexical_weight: float = 0.08
+    # bounded learned prior: (salience - 0.5) * weight, salience in [0, 1]
+    salience_weight: float = 0.06
+    # candidates fetched per query vector and from the full-text index
+    candidate_k: int = 100
+    # associated hits: minimum decayed edge strength, at most this many, edge half-life
+    associated_min_strength: float = 0.2
+    associated_max: int = 10
+    association_half_life_days: float = 90.0
+
+
+DEFAULT_POLICY = RankingPolicy()
+
+
+@dataclass
+class Candidate:
+    """A memory found by at least one search, with what each search said about it."""
+
+    id: str
+    content: str
+    type: str
+    salience: float = 0.5
+    integration: str | None = None
+    integration_version: str | None = None
+    cosine: float | None = None  # best over the query vectors
+    bm25: float | None = None
+    strength: float | None = None  # associated pathway
+    score: float = 0.0
+    pathway: str = "direct"
+    notes: dict[str, float] = field(default_factory=dict)
+
+
+def merge_candidates(
+    vector_rows: Iterable[dict[str, object]], fulltext_rows: Iterable[dict[str, object]]
+) -> dict[str, Candidate]:
+    """Collapse rows of several searches into one candidate per memory."""
+    pool: dict[str, Candidate] = {}
+    for row in [*vector_rows, *fulltext_rows]:
+        memory_id = str(row["id"])
+        cand = pool.get(memory_id)
+        if cand is None:
+            cand = pool[memory_id] = Candidate(
+                id=memory_id,
+                content=str(row["content"]),
+                type=str(row["type"]),
+                salience=_float(row.get("salience"), 0.5),
+                integration=_opt_str(row.get("integration")),
+                integration_version=_opt_str(row.get("integration_version")),
+            )
+        if row.get("cosine") is not None:
+            cosine = _float(row["cosine"], -1.0)
+            cand.cosine = cosine if cand.cosine is None else max(cand.cosine, cosine)
+        if row.get("bm25") is not None:
+            bm25 = _float(row["bm25"], 0.0)
+            cand.bm25 = bm25 if cand.bm25 is None else max(cand.bm25, bm25)
+    return pool
+
+
+def admit_direct(pool: dict[str, Candidate], policy: RankingPolicy = DEFAULT_POLICY) -> list[Candidate]:
+    """The relevance-qualified direct hits, best first."""
+    if not pool:
+        return []
+    max_bm25 = max((c.bm25 or 0.0) for c in pool.values())
+    for cand in pool.values():
+        cosine = cand.cosine if cand.cosine is not None else -1.0
+        lexical = (cand.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
+        prior = (min(max(cand.salience, 0.0), 1.0) - 0.5) * policy.salience_weight
+        cand.score = cosine + policy.lexical_weight * lexical + prior
+        cand.notes = {"cosine": cosine, "lexical": lexical, "prior": prior}
+    # The margin is measured on cosine alone: lexical agreement may lift a memory over the floor
+    # and order ties, but must not widen or narrow the band of admitted meanings.
+    best_cosine = max((c.cosine for c in pool.values() if c.cosine is not None), default=-1.0)
+    admitted = [
+        c
+        for c in pool.values()
+        if c.cosine is not None
+        and c.cosine + policy.lexical_weight * c.notes["lexical"] >= policy.floor
+        and c.cosine >= best_cosine - policy.margin
+    ]
+    admitted.sort(key=lambda c: (-c.score, c.id))
+    for cand in admitted:
+        cand.pathway = "direct"
+    return admitted
+
+
+def order_associated(rows: Iterable[dict[str, object]], exclude: set[str]) -> list[Candidate]:
+    out: list[Candidate] = []
+    for row in rows:
+        memory_id = str(row["id"])
+        if memory_id in exclude:
+            continue
+        out.append(
+            Candidate(
+                id=memory_id,
+                content=str(row["content"]),
+                type=str(row["type"]),
+                salience=_float(row.get("salience"), 0.5),
+                integration=_opt_str(row.get("integration")),
+                integration_version=_opt_str(row.get("integration_version")),
+                strength=_float(row.get("strength"), 0.0),
+                pathway="associated",
+            )
+        )
+        exclude.add(memory_id)
+    out.sort(key=lambda c: (-(c.strength or 0.0), c.id))
+    return out
+
+
+def _float(value: object, default: float) -> float:
+    if isinstance(value, int | float):
+        return float(value)
+    return default
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None else str(value)

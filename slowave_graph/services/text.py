@@ -1,0 +1,80 @@
+"""Pure text helpers: duplicate keys, scope keys, Lucene queries."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+_TRAILING_PUNCT = re.compile(r"[\s.!?;:,]+$")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+# Words that carry no topic; dropped from full-text queries (the index keeps them, BM25 would
+# only add noise matches on them).
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves""".split()
+)
+
+
+def normalise_claim(content: str) -> str:
+    """The text two claims must share to count as exact duplicates: Unicode-normalised,
+    case-folded, whitespace collapsed, trailing punctuation dropped."""
+    text = unicodedata.normalize("NFKC", content).casefold()
+    text = _SPACE.sub(" ", text).strip()
+    return _TRAILING_PUNCT.sub("", text)
+
+
+def active_key(scope: str, content: str) -> str:
+    """Identity of an active claim within a scope (unique in the database)."""
+    return hashlib.sha256(f"{scope}\n{normalise_claim(content)}".encode()).hexdigest()
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def scope_norm_key(scope: str) -> str:
+    """Scopes that differ only by case, '-' vs '_' or spaces share this key."""
+    return re.sub(r"[-_\s]+", "_", scope.casefold()).strip("_")
+
+
+def scope_token(scope: str) -> str:
+    """A single alphanumeric token that stands for the scope in the full-text index."""
+    return "s" + hashlib.sha256(scope.encode()).hexdigest()[:24]
+
+
+def split_scope(scope: str) -> tuple[str, str]:
+    kind, _, name = scope.partition(":")
+    return kind, name
+
+
+def query_terms(text: str, limit: int = 48) -> list[str]:
+    """Distinct topical words of a query, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.casefold()):
+        if word in STOPWORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        seen.setdefault(word, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)
+
+
+def lucene_query(text: str, token: str) -> str | None:
+    """A Lucene query over memory content that must match the scope token and active status.
+
+    Terms are \\w+ runs, so no Lucene syntax from user text can reach the parser; each is still
+    quoted to be safe with reserved words such as AND/OR/NOT.
+    """
+    terms = query_terms(text)
+    if not terms:
+        return None
+    words = " ".join(f'"{term}"' for term in terms)
+    return f"+scope_token:{token} +status:active +content:({words})"

@@ -1,0 +1,95 @@
+"""Test fixtures: one real Neo4j per test run, one embedding model, fresh scopes per test.
+
+The Neo4j is the project's own managed server (Maven jars, started by slowave_graph.neo4j_local)
+in a temporary data directory on a free port. Set SLOWAVE_TEST_NEO4J_URI (+ _USER/_PASSWORD) to
+run the suite against a Neo4j of your own instead; tests only ever write into fresh scopes.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from slowave_graph.app import App, open_app
+from slowave_graph.config import Settings
+from slowave_graph.embedder import SentenceTransformerEmbedder
+from slowave_graph.neo4j_local.manager import ManagedNeo4j
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Neo4jTarget:
+    uri: str
+    user: str
+    password: str
+    managed: ManagedNeo4j | None
+
+    def settings(self, **overrides: object) -> Settings:
+        return Settings.from_env(
+            {}, neo4j_uri=self.uri, neo4j_user=self.user, neo4j_password=self.password, **overrides
+        )
+
+    def env(self) -> dict[str, str]:
+        """Environment for a server subprocess that uses this Neo4j."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "SLOWAVE_"))}
+        env.update(NEO4J_URI=self.uri, NEO4J_USER=self.user, NEO4J_PASSWORD=self.password)
+        return env
+
+
+@pytest.fixture(scope="session")
+def neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
+    uri = os.environ.get("SLOWAVE_TEST_NEO4J_URI")
+    if uri:
+        yield Neo4jTarget(
+            uri,
+            os.environ.get("SLOWAVE_TEST_NEO4J_USER", "neo4j"),
+            os.environ.get("SLOWAVE_TEST_NEO4J_PASSWORD", ""),
+            None,
+        )
+        return
+    settings = Settings.from_env(
+        {k: v for k, v in os.environ.items() if k in ("SLOWAVE_CACHE_DIR", "SLOWAVE_NEO4J_VERSION")},
+        data_dir=tmp_path_factory.mktemp("neo4j-data"),
+        neo4j_bolt_port=free_port(),
+        neo4j_heap="768m",
+        neo4j_pagecache="256m",
+    )
+    managed = ManagedNeo4j(settings)
+    state, _ = managed.start()
+    try:
+        yield Neo4jTarget(state.uri, "neo4j", managed.password(), managed)
+    finally:
+        managed.stop()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(scope="session")
+async def app(neo4j: Neo4jTarget, embedder: SentenceTransformerEmbedder) -> AsyncIterator[App]:
+    async with open_app(neo4j.settings(), embedder=embedder) as application:
+        yield application
+
+
+@pytest.fixture
+def scope() -> str:
+    """A scope no other test uses: tests are isolated without wiping the database."""
+    return f"test:{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return Path(__file__).resolve().parents[1]
