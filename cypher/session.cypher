@@ -22,6 +22,7 @@ RETURN EXISTS { MATCH (m:Memory {scope: $scope, status: 'active'}) } AS has_memo
        variants;
 
 // name: continuity_scope
+// The scope a continuity line belongs to (activate checks it before searching).
 MATCH (c:Continuity {id: $continuity_id})
 RETURN c.scope AS scope;
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import signal
@@ -50,7 +51,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", help="managed Neo4j data directory (SLOWAVE_DATA_DIR)")
     parser.add_argument("--cache-dir", help="jar cache directory (SLOWAVE_CACHE_DIR)")
     parser.add_argument(
-        "--neo4j-version", help=f"managed Neo4j version (SLOWAVE_NEO4J_VERSION, default {DEFAULT_NEO4J_VERSION})"
+        "--neo4j-version",
+        help=f"managed Neo4j version (SLOWAVE_NEO4J_VERSION, default {DEFAULT_NEO4J_VERSION})",
     )
     parser.add_argument("--bolt-port", type=int, help="managed Neo4j Bolt port (SLOWAVE_NEO4J_BOLT_PORT)")
     parser.add_argument("--log-level", help="DEBUG, INFO, WARNING … (SLOWAVE_LOG_LEVEL)")
@@ -73,7 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     _common(serve)
 
     neo4j = sub.add_parser("neo4j", help="control the managed local Neo4j")
-    neo4j.add_argument("action", choices=["start", "stop", "status"])
+    neo4j.add_argument(
+        "action",
+        choices=["start", "stop", "status", "fetch"],
+        help="fetch: download the jars from Maven Central and compile the launcher, without starting",
+    )
     _common(neo4j)
 
     stats = sub.add_parser("stats", help="counts per label and per scope")
@@ -97,8 +103,10 @@ async def _serve(settings: Settings, transport: str) -> None:
     import uvicorn
 
     from slowave_graph.app import open_app
-    from slowave_graph.mcp.server import build_server, http_app
+    from slowave_graph.mcp.server import build_server, check_http_exposure, http_app
 
+    if transport == "http":
+        check_http_exposure(settings)  # before minutes of start-up, not after
     async with open_app(settings) as app:
         server = build_server(app)
         if transport == "stdio":
@@ -125,10 +133,8 @@ def _run_until_signal(coro: Any) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, task.cancel)
-        try:
+        with contextlib.suppress(asyncio.CancelledError):
             await task
-        except asyncio.CancelledError:
-            pass
 
     asyncio.run(main())
 
@@ -184,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(json.dumps({"started": started, **status}, indent=2))
             elif args.action == "stop":
                 print(json.dumps({"stopped": lease.stop()}))
+            elif args.action == "fetch":
+                print(json.dumps(lease.neo4j.fetch(), indent=2))
             else:
                 print(json.dumps(lease.neo4j.status(), indent=2))
         elif args.command == "stats":

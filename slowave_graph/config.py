@@ -136,8 +136,6 @@ class Settings(BaseModel):
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from environment variables; keyword overrides (CLI flags) win when not None."""
         env = os.environ if env is None else env
-        values: dict[str, Any] = {
-            field: env[var] for field, var in cls.env_names().items() if var in env
-        }
+        values: dict[str, Any] = {field: env[var] for field, var in cls.env_names().items() if var in env}
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)

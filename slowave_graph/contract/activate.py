@@ -19,7 +19,9 @@ from slowave_graph.contract.retrieval import AccessibleField, CompactProcedure, 
 
 
 class ActivateRequest(StrictInput):
-    task: NonBlank = Field(max_length=10_000, description="The task exactly as it was given to you (verbatim).")
+    task: NonBlank = Field(
+        max_length=10_000, description="The task exactly as it was given to you (verbatim)."
+    )
     initial_goal: NonBlank = Field(
         max_length=4_000, description="What you intend to achieve, in one or two sentences."
     )

@@ -54,9 +54,7 @@ def _scope(value: str) -> str:
             "scope", "scope must look like kind:id with both parts nonblank, e.g. project:shop"
         )
     if kind != kind.strip() or value != value.strip() or _CONTROL.search(value):
-        raise PydanticCustomError(
-            "scope", "scope must not have surrounding whitespace or control characters"
-        )
+        raise PydanticCustomError("scope", "scope must not have surrounding whitespace or control characters")
     return value
 
 

@@ -1,5 +1,6 @@
 """neomodel models of the memory graph (SPEC §2.1) — typed object access for tools, tests and
-notebooks (``await Memory.nodes.get(id="sch_1")``, ``await memory.derived_from.all()``).
+notebooks (``await Memory.nodes.get(uid="sch_1")``, ``await memory.derived_from.all()``).
+neomodel reserves the attribute name ``id``, so the ``id`` property is mapped to ``uid``.
 
 The schema itself is created from ``cypher/schema.cypher`` (it needs features neomodel cannot
 express: composite indexes, Cypher 25 filtered vector indexes, multi-property full-text indexes).
@@ -45,7 +46,7 @@ class Exposed(AsyncStructuredRel):
 
 
 class Scope(AsyncStructuredNode):
-    id = StringProperty(unique_index=True, required=True)
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
     kind = StringProperty()
     name = StringProperty()
     norm_key = StringProperty(index=True)
@@ -53,7 +54,7 @@ class Scope(AsyncStructuredNode):
 
 
 class Event(AsyncStructuredNode):
-    id = StringProperty(unique_index=True, required=True)
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
     type = StringProperty()
     content = StringProperty()
     memory_type = StringProperty()
@@ -66,7 +67,7 @@ class Event(AsyncStructuredNode):
 
 
 class Episode(AsyncStructuredNode):
-    id = StringProperty(unique_index=True, required=True)
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
     scope = StringProperty()
     session_id = StringProperty()
     content = StringProperty()
@@ -74,7 +75,7 @@ class Episode(AsyncStructuredNode):
 
 
 class Memory(AsyncStructuredNode):
-    id = StringProperty(unique_index=True)
+    uid = StringProperty(unique_index=True, db_property="id")
     active_key = StringProperty(unique_index=True)
     content = StringProperty()
     type = StringProperty()
@@ -100,7 +101,7 @@ class Memory(AsyncStructuredNode):
 
 
 class Procedure(AsyncStructuredNode):
-    id = StringProperty(unique_index=True, required=True)
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
     scope = StringProperty()
     goal = StringProperty()
     summary = StringProperty()
@@ -110,13 +111,13 @@ class Procedure(AsyncStructuredNode):
 
 
 class Continuity(AsyncStructuredNode):
-    id = StringProperty(unique_index=True, required=True)
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
     scope = StringProperty()
     created_at = DateTimeNeo4jFormatProperty()
 
 
 class Session(AsyncStructuredNode):
-    id = StringProperty(unique_index=True, required=True)
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
     scope = StringProperty()
     status = StringProperty()
     task = StringProperty()
@@ -137,7 +138,7 @@ class Session(AsyncStructuredNode):
 
 
 class Retrieval(AsyncStructuredNode):
-    id = StringProperty(unique_index=True, required=True)
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
     kind = StringProperty()
     query = StringProperty()
     policy_version = StringProperty()
@@ -154,7 +155,7 @@ class Retrieval(AsyncStructuredNode):
 
 
 class Cursor(AsyncStructuredNode):
-    id = StringProperty(unique_index=True, required=True)
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
     retrieval_id = StringProperty()
     session_id = StringProperty()
     scope = StringProperty()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from neo4j import AsyncManagedTransaction
 
@@ -36,10 +36,16 @@ class SearchRows:
     truncated: bool  # some search returned as many rows as it was allowed to
 
 
+VectorStrategy = Literal["auto", "filtered", "overfetch", "scan"]
+
+
 class GraphRepository:
-    def __init__(self, db: Database, idle_timeout: float) -> None:
+    def __init__(self, db: Database, idle_timeout: float, vector_strategy: VectorStrategy = "auto") -> None:
         self.db = db
         self.idle_timeout = idle_timeout
+        # "auto": in-index filtering where the server has it, else exact scan of small scopes and
+        # over-fetch for large ones. The others force one path (tests compare them).
+        self.vector_strategy = vector_strategy
 
     # ------------------------------------------------------------------ sessions
     async def _guard_session(
@@ -130,13 +136,16 @@ class GraphRepository:
         self, tx: AsyncManagedTransaction, scope: str, embeddings: list[list[float]], k: int
     ) -> tuple[list[dict[str, Any]], bool]:
         server = self.db.server
+        strategy = self.vector_strategy
         params: dict[str, Any] = {"scope": scope, "embeddings": embeddings, "k": k}
-        if server is not None and server.vector_filter_in_index:
+        if strategy == "filtered" or (
+            strategy == "auto" and server is not None and server.vector_filter_in_index
+        ):
             found = await rows(tx, self.db.q("vector_search_filtered"), **params)
             return found, _any_query_full(found, len(embeddings), k)
         sizes = (await rows(tx, self.db.q("scope_memory_count"), scope=scope))[0]
         scope_count, total = int(sizes["scope_count"]), int(sizes["total_count"])
-        if scope_count <= EXACT_SCAN_MAX:
+        if strategy == "scan" or (strategy == "auto" and scope_count <= EXACT_SCAN_MAX):
             found = await rows(tx, self.db.q("vector_scan_scope"), **params)
             return found, _any_query_full(found, len(embeddings), k)
         # Over-fetch: expect k hits of this scope among k * total / scope_count neighbours; widen

@@ -49,9 +49,7 @@ async def check_embedding_space(db: Database, model: str, dimension: int) -> Non
         )
 
 
-async def ensure_schema(
-    db: Database, model: str, dimension: int, timeout_seconds: int = 300
-) -> ServerInfo:
+async def ensure_schema(db: Database, model: str, dimension: int, timeout_seconds: int = 300) -> ServerInfo:
     """Idempotent: safe on every start and when several servers start at once."""
     await check_embedding_space(db, model, dimension)
     info = await server_info(db)

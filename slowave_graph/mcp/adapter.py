@@ -130,7 +130,7 @@ def make_tool(
             )
         return envelope_result({"ok": True, "data": data.model_dump(mode="json", exclude_none=True)})
 
-    output_schema = Envelope[result_model].model_json_schema()  # type: ignore[name-defined]
+    output_schema = Envelope[result_model].model_json_schema()  # type: ignore[valid-type]
     return Tool(
         fn=call,
         name=name,

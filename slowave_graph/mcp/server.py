@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from slowave_graph import __version__
 from slowave_graph.app import App
+from slowave_graph.config import Settings
 from slowave_graph.mcp.tools import INSTRUCTIONS, build_tools
 
 log = logging.getLogger(__name__)
@@ -78,14 +79,20 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_app(app: App, server: MCPServer[Any]) -> ASGIApp:
-    """Streamable HTTP at /mcp plus /health, behind the bearer token when one is configured."""
-    settings = app.settings
+def check_http_exposure(settings: Settings) -> str | None:
+    """The bearer token to require, if any; refuses a non-loopback bind without one."""
     token = settings.auth_token.get_secret_value() if settings.auth_token else None
     if not is_loopback(settings.http_host) and not token:
         raise SystemExit(
             f"refusing to listen on {settings.http_host}: binding beyond loopback requires "
             "SLOWAVE_AUTH_TOKEN (clients then send Authorization: Bearer <token>)"
         )
+    return token
+
+
+def http_app(app: App, server: MCPServer[Any]) -> ASGIApp:
+    """Streamable HTTP at /mcp plus /health, behind the bearer token when one is configured."""
+    settings = app.settings
+    token = check_http_exposure(settings)
     starlette = server.streamable_http_app(streamable_http_path="/mcp", host=settings.http_host)
     return BearerAuth(starlette, token) if token else starlette

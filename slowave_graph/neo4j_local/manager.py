@@ -319,6 +319,21 @@ class ManagedNeo4j:
             str(self.instance_dir / "neo4j.conf"),
         ]
 
+    def fetch(self) -> dict[str, object]:
+        """Everything start() needs on disk: jars and the compiled launcher."""
+        java_home = find_java_home(self.version, self.settings.java_home)
+        jars = self.ensure_jars()
+        classes = self.ensure_launcher(java_home)
+        size = sum(p.stat().st_size for p in jars.glob("*.jar"))
+        return {
+            "version": self.version.text,
+            "java": str(java_home),
+            "jar_cache": str(jars),
+            "jars": len(list(jars.glob("*.jar"))),
+            "jar_cache_mb": round(size / 1e6, 1),
+            "launcher": str(classes),
+        }
+
     # ------------------------------------------------------------- lifecycle
     def running(self) -> RunningState | None:
         """State of the server running for this data directory, if any."""

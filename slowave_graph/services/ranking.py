@@ -4,10 +4,11 @@ Pure functions over candidates the repository found; the numbers live in ``Ranki
 its version is reported to agents as ``retrieval_policy_version``.
 
 Admission: a memory is a direct hit when its similarity (plus a small lexical bonus) clears an
-absolute floor — below it a memory is not about the question, however few candidates there are —
-and its cosine lies within a margin of the best one in the pool, so a clearly better answer pushes
-out weak ones. Order is by the fused score (cosine + lexical bonus + bounded learned prior). There is no quota: an
-off-topic question gets an empty list, seven relevant memories give seven hits.
+absolute floor — below it a memory is not about the question, however few candidates there
+are — and its cosine lies within a margin of the best one in the pool, so a clearly better answer
+pushes out weak ones. Order is by the fused score (cosine + lexical bonus + bounded learned
+prior). There is no quota: an off-topic question gets an empty list, seven relevant memories give
+seven hits.
 """
 
 from __future__ import annotations

@@ -142,7 +142,9 @@ async def test_exact_duplicate_is_matched_and_reinforced(app: App, scope: str) -
         session = (await activate(client, scope, "Note conventions"))["session_id"]
         first = await remember(client, scope, session, "Use uv to install Python packages.", "instruction")
         before = await node_count(app, scope)
-        second = await remember(client, scope, session, "  use UV to install   python packages ", "instruction")
+        second = await remember(
+            client, scope, session, "  use UV to install   python packages ", "instruction"
+        )
         assert second["disposition"] == "matched"
         assert second["memory_id"] == first["memory_id"]
         assert second["source_event_id"] != first["source_event_id"]
@@ -150,7 +152,8 @@ async def test_exact_duplicate_is_matched_and_reinforced(app: App, scope: str) -
         assert after["memories"] == before["memories"]
         assert after["events"] == before["events"] + 1
     record = await app.db.driver.execute_query(
-        "MATCH (m:Memory {id: $id}) RETURN m.reinforced_count AS n, COUNT { (m)-[:DERIVED_FROM]->(:Event) } AS ev",
+        "MATCH (m:Memory {id: $id}) "
+        "RETURN m.reinforced_count AS n, COUNT { (m)-[:DERIVED_FROM]->(:Event) } AS ev",
         id=first["memory_id"],
         database_=app.db.database,
     )
@@ -191,7 +194,9 @@ async def test_batch_remember_reports_each_item(app: App, scope: str) -> None:
 async def test_graph_shape_of_a_remember_and_an_activation(app: App, scope: str) -> None:
     async with Client(build_server(app)) as client:
         act = await activate(client, scope, "Document the release process")
-        stored = await remember(client, scope, act["session_id"], "Releases are cut from the release/* branches")
+        stored = await remember(
+            client, scope, act["session_id"], "Releases are cut from the release/* branches"
+        )
         shown = await activate(client, scope, "How do we cut a release?")
     shape = await app.db.driver.execute_query(
         """
@@ -221,7 +226,9 @@ async def test_paging_freezes_the_catalog(app: App, scope: str) -> None:
     facts = [f"Atlas login rule {i}: password resets require a verified email ({i})" for i in range(12)]
     async with Client(build_server(app)) as client:
         await seed(client, scope, facts)
-        result = await activate(client, scope, "What are the Atlas login and password reset rules?", page_size=10)
+        result = await activate(
+            client, scope, "What are the Atlas login and password reset rules?", page_size=10
+        )
         assert len(result["memories"]) == 10
         assert result["relevant_total"] == 12
         assert result["more_available"] is True and result["continue_from"].startswith("cur_")
@@ -229,7 +236,8 @@ async def test_paging_freezes_the_catalog(app: App, scope: str) -> None:
         assert result["accessible_field"]["kinds"] == {"fact": 2}
         assert result["accessible_field"]["approx_extra_tokens"] > 0
     exposed = await app.db.driver.execute_query(
-        "MATCH (r:Retrieval {id: $id}) RETURN size(r.catalog_ids) AS catalog, COUNT { (r)-[:EXPOSED]->() } AS shown",
+        "MATCH (r:Retrieval {id: $id}) "
+        "RETURN size(r.catalog_ids) AS catalog, COUNT { (r)-[:EXPOSED]->() } AS shown",
         id=result["retrieval_id"],
         database_=app.db.database,
     )
@@ -280,8 +288,14 @@ BAD_ACTIVATE: list[tuple[dict[str, Any], set[str]]] = [
     ({"task": "t", "initial_goal": "g", "scope": "p:x", "page_size": 11}, {"page_size"}),
     ({"task": "t", "initial_goal": "g", "scope": "p:x", "page_size": "5"}, {"page_size"}),
     ({"task": "t", "initial_goal": "g", "scope": "p:x", "page_size": True}, {"page_size"}),
-    ({"task": "t", "initial_goal": "g", "scope": "p:x", "task_context": {"Repo": "x"}}, {"task_context.Repo"}),
-    ({"task": "t", "initial_goal": "g", "scope": "p:x", "task_context": {"a": [{"b": 1}]}}, {"task_context.a[0]"}),
+    (
+        {"task": "t", "initial_goal": "g", "scope": "p:x", "task_context": {"Repo": "x"}},
+        {"task_context.Repo"},
+    ),
+    (
+        {"task": "t", "initial_goal": "g", "scope": "p:x", "task_context": {"a": [{"b": 1}]}},
+        {"task_context.a[0]"},
+    ),
     ({"task": 5, "initial_goal": "g", "scope": "p:x"}, {"task"}),
 ]
 
@@ -338,7 +352,12 @@ async def test_occurred_at_with_z_is_stored(app: App, scope: str) -> None:
     async with Client(build_server(app)) as client:
         session = (await activate(client, scope, "Record"))["session_id"]
         stored = await remember(
-            client, scope, session, "The outage began at 09:30 UTC", "fact", occurred_at="2026-03-01T09:30:00Z"
+            client,
+            scope,
+            session,
+            "The outage began at 09:30 UTC",
+            "fact",
+            occurred_at="2026-03-01T09:30:00Z",
         )
     found = await app.db.driver.execute_query(
         "MATCH (m:Memory {id: $id})-[:DERIVED_FROM]->(e:Event) "

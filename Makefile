@@ -1,0 +1,23 @@
+# Two commands for a fresh machine (see README.md):
+#   make serve   set up and run the MCP server on the managed local Neo4j
+#   make test    run the test suite (it starts its own Neo4j)
+# scripts/venv creates (once) and prints the virtualenv; failures stop the target.
+.PHONY: serve stdio test unit lint fetch
+
+serve:
+	@venv=$$(scripts/venv) && exec "$$venv/bin/slowave-graph" serve --transport http
+
+stdio:
+	@venv=$$(scripts/venv) && exec "$$venv/bin/slowave-graph" serve --transport stdio
+
+fetch:
+	@venv=$$(scripts/venv) && "$$venv/bin/slowave-graph" neo4j fetch
+
+test:
+	@venv=$$(scripts/venv) && "$$venv/bin/slowave-graph" neo4j fetch >/dev/null && "$$venv/bin/python" -m pytest -q
+
+unit:
+	@venv=$$(scripts/venv) && "$$venv/bin/python" -m pytest -q tests/unit
+
+lint:
+	@venv=$$(scripts/venv) && "$$venv/bin/ruff" check slowave_graph tests && "$$venv/bin/ruff" format --check slowave_graph tests && "$$venv/bin/mypy"

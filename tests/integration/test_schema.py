@@ -1,0 +1,127 @@
+"""Schema creation, the recorded embedding model, neomodel agreement, published tool schemas."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from mcp import Client
+from neomodel import adb
+
+from slowave_graph.app import App
+from slowave_graph.graph import models
+from slowave_graph.graph.schema import EmbeddingMismatch, check_embedding_space, ensure_schema
+from slowave_graph.mcp.server import build_server
+from tests.mcp_helpers import activate, call, ok, remember
+
+pytestmark = pytest.mark.neo4j
+
+
+async def schema_objects(app: App) -> set[str]:
+    constraints = await app.db.driver.execute_query(
+        "SHOW CONSTRAINTS YIELD name RETURN name", database_=app.db.database
+    )
+    indexes = await app.db.driver.execute_query(
+        "SHOW INDEXES YIELD name, type, state WHERE type <> 'LOOKUP' RETURN name, state",
+        database_=app.db.database,
+    )
+    assert {r["state"] for r in indexes.records} == {"ONLINE"}
+    return {r["name"] for r in constraints.records} | {r["name"] for r in indexes.records}
+
+
+async def test_schema_is_complete_and_idempotent(app: App) -> None:
+    before = await schema_objects(app)
+    assert {"memory_embedding", "memory_text", "procedure_text", "constraint_unique_Memory_id",
+            "constraint_unique_Memory_active_key", "index_Memory_scope_status"} <= before  # fmt: skip
+    info = await ensure_schema(app.db, app.embedder.model_name, app.embedder.dimension)
+    assert await schema_objects(app) == before
+    if info.supports_search_clause:
+        assert info.vector_filter_in_index, "2026.x must filter inside the vector index"
+    config = await app.db.run_read("vector_index_info")
+    assert config[0]["config"]["vector.dimensions"] == 384
+    assert config[0]["config"]["vector.similarity_function"].lower() == "cosine"
+
+
+async def test_neomodel_models_describe_exactly_this_schema(app: App) -> None:
+    before = await schema_objects(app)
+    await adb.set_connection(driver=app.db.driver)
+    out = io.StringIO()
+    await adb.install_all_labels(stdout=out)
+    assert await schema_objects(app) == before, out.getvalue()
+
+
+async def test_neomodel_reads_what_the_tools_wrote(app: App, scope: str) -> None:
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Record"))["session_id"]
+        stored = await remember(client, scope, session, "Staging runs on Kubernetes 1.31", "fact")
+    await adb.set_connection(driver=app.db.driver)
+    memory = await models.Memory.nodes.get(uid=stored["memory_id"])
+    assert (memory.content, memory.scope, memory.status) == (
+        "Staging runs on Kubernetes 1.31",
+        scope,
+        "active",
+    )
+    events = await memory.derived_from.all()
+    assert [e.uid for e in events] == [stored["source_event_id"]]
+    assert (await memory.in_scope.single()).uid == scope
+
+
+async def test_embedding_model_mismatch_stops_start_up(app: App) -> None:
+    with pytest.raises(EmbeddingMismatch) as info:
+        await check_embedding_space(app.db, "bge-small-en-v1.5", 768)
+    message = str(info.value)
+    assert "all-MiniLM-L6-v2 (384-d)" in message and "bge-small-en-v1.5 (768-d)" in message
+    assert "slowave-graph reembed --model bge-small-en-v1.5" in message
+    stored = await app.db.run_read("embedding_space_get")
+    assert stored == [{"model": "all-MiniLM-L6-v2", "dimension": 384}]
+
+
+async def test_tools_list_publishes_the_strict_contract(app: App) -> None:
+    async with Client(build_server(app)) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    activate_schema = tools["slowave_activate"].input_schema
+    assert activate_schema["additionalProperties"] is False
+    assert set(activate_schema["required"]) == {"task", "initial_goal", "scope"}
+    page = activate_schema["properties"]["page_size"]
+    assert (page["minimum"], page["maximum"], page["type"]) == (1, 10, "integer")
+    remember_schema = tools["slowave_remember"].input_schema
+    types = remember_schema["$defs"]["RememberItem"]["properties"]["type"]["enum"]
+    assert types == ["fact", "preference", "decision", "constraint", "instruction", "lesson", "warning",
+                     "open_question", "task", "artifact"]  # fmt: skip
+    for tool in tools.values():
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+        assert "ok" in tool.output_schema["properties"]
+        assert "when" in tool.description.lower() or "call it" in tool.description.lower()
+        assert tool.annotations is not None and tool.annotations.open_world_hint is False
+
+
+async def test_vector_strategies_agree_for_a_small_scope_in_a_larger_database(app: App, scope: str) -> None:
+    """In-index filtering (2026.x), over-fetch and exact scan (5.26) find the same top hits."""
+    from slowave_graph.graph.repository import GraphRepository
+
+    small = [
+        f"Service {name} authenticates users with short-lived tokens" for name in ("alpha", "beta", "gamma")
+    ] + [f"Service {name} stores invoices in PostgreSQL" for name in ("delta", "epsilon", "zeta", "eta")]
+    crowd = [f"Crowd note {i}: tokens, users and authentication for system {i}" for i in range(250)]
+    ids: dict[str, set[str]] = {scope: set(), scope + "-crowd": set()}
+    async with Client(build_server(app)) as client:
+        for target, contents in ((scope, small), (scope + "-crowd", crowd)):
+            session = (await activate(client, target, "Load"))["session_id"]
+            for start in range(0, len(contents), 100):
+                batch = [{"content": c, "type": "fact"} for c in contents[start : start + 100]]
+                envelope = await call(
+                    client, "slowave_remember", {"scope": target, "session_id": session, "memories": batch}
+                )
+                ids[target] |= {r["data"]["memory_id"] for r in ok(envelope)["results"]}
+    [vector] = await app.embedder.aembed(["Which services authenticate users with tokens?"])
+    strategies = ["overfetch", "scan"] + (
+        ["filtered"] if app.db.server and app.db.server.vector_filter_in_index else []
+    )
+    results = {}
+    for strategy in strategies:
+        repo = GraphRepository(app.db, idle_timeout=3600, vector_strategy=strategy)  # type: ignore[arg-type]
+        found = await repo.search_direct(scope=scope, embeddings=[vector], lucene=None, k=5)
+        assert {r["id"] for r in found.vector} <= ids[scope]  # never another scope's memory
+        results[strategy] = [r["id"] for r in sorted(found.vector, key=lambda r: -r["cosine"])]
+    assert all(len(ids) == 5 for ids in results.values()), results
+    assert len({tuple(sorted(ids)) for ids in results.values()}) == 1, results

@@ -1,0 +1,227 @@
+"""The server as users run it: a separate process over stdio or streamable HTTP, real MCP clients."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
+
+from tests.conftest import Neo4jTarget, free_port
+from tests.mcp_helpers import activate, call, error, remember
+
+pytestmark = pytest.mark.neo4j
+
+SERVER = [sys.executable, "-m", "slowave_graph"]
+
+
+def stdio_params(env: dict[str, str]) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "slowave_graph", "serve", "--transport", "stdio"], env=env
+    )
+
+
+async def lifecycle(client: Client, scope: str) -> None:
+    """Remember, then find it by paraphrase; reject a bad call with the envelope."""
+    session = (await activate(client, scope, "Investigate Atlas logins"))["session_id"]
+    await remember(client, scope, session, "Atlas authentication credentials expire after 45 minutes")
+    found = await activate(client, scope, "How long do Atlas login tokens remain valid?")
+    assert [m["content"] for m in found["memories"]] == [
+        "Atlas authentication credentials expire after 45 minutes"
+    ]
+    assert found["memories"][0]["provenance"]["integration"] == "transport-test"
+    bad = await call(client, "slowave_activate", {"task": "t", "initial_goal": "g", "scope": "nocolon"})
+    assert error(bad, "invalid_input")["field_errors"][0]["path"] == "scope"
+
+
+CLIENT_INFO = Implementation(name="transport-test", version="9.9")
+
+
+@pytest.mark.parametrize("scheme", ["bolt", "neo4j"])
+async def test_stdio_server_over_bolt_and_routing_uri(neo4j: Neo4jTarget, scope: str, scheme: str) -> None:
+    env = neo4j.env()
+    env["NEO4J_URI"] = neo4j.uri.replace("bolt://", f"{scheme}://")
+    async with Client(stdio_params(env), client_info=CLIENT_INFO) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert names == {"slowave_activate", "slowave_remember"}
+        await lifecycle(client, scope)
+
+
+def test_stdio_stdout_carries_only_json_rpc(neo4j: Neo4jTarget, scope: str, tmp_path: Path) -> None:
+    """Every byte the server writes to stdout is a JSON-RPC message (logs go to stderr)."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "slowave_activate",
+            "arguments": {"task": "t", "initial_goal": "g", "scope": scope}}},
+    ]  # fmt: skip
+    stderr_path = tmp_path / "stderr.log"
+    with open(stderr_path, "w") as stderr_file:
+        proc = subprocess.Popen(
+            [*SERVER, "serve", "--transport", "stdio", "--log-level", "DEBUG"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
+            env=neo4j.env(),
+            text=True,
+        )
+    assert proc.stdin is not None and proc.stdout is not None
+    lines: list[str] = []
+    try:
+        for message in messages:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                lines.append(proc.stdout.readline())
+        proc.stdin.close()  # EOF: the server shuts down
+        lines.extend(line for line in proc.stdout.read().splitlines() if line)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
+    parsed = [json.loads(line) for line in lines]  # raises on any non-JSON line
+    assert all(p.get("jsonrpc") == "2.0" for p in parsed)
+    assert [p.get("id") for p in parsed] == [1, 2, 3]
+    assert parsed[2]["result"]["structuredContent"]["ok"] is True
+    assert "serving MCP on stdio" in stderr_path.read_text(), "logs belong on stderr"
+
+
+@contextmanager
+def http_server(env: dict[str, str], port: int, timeout: float = 240.0) -> Iterator[subprocess.Popen[bytes]]:
+    log_path = Path(env.get("SLOWAVE_TEST_LOG", os.devnull))
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [*SERVER, "serve", "--transport", "http", "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            assert proc.poll() is None, f"server exited with {proc.returncode}"
+            try:
+                if httpx2.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx2.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "server did not become healthy"
+            time.sleep(0.5)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_http_server(neo4j: Neo4jTarget, scope: str, mode: Any) -> None:
+    port = free_port()
+    with http_server(neo4j.env(), port):
+        health = httpx2.get(f"http://127.0.0.1:{port}/health").json()
+        assert health["status"] == "ok" and health["embedding_model"] == "all-MiniLM-L6-v2"
+        async with Client(f"http://127.0.0.1:{port}/mcp", client_info=CLIENT_INFO, mode=mode) as client:
+            await lifecycle(client, scope)
+
+
+async def test_http_bearer_token(neo4j: Neo4jTarget, scope: str) -> None:
+    port = free_port()
+    env = {**neo4j.env(), "SLOWAVE_AUTH_TOKEN": "s3cret-token"}
+    with http_server(env, port):
+        url = f"http://127.0.0.1:{port}/mcp"
+        denied = httpx2.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert denied.status_code == 401
+        wrong = httpx2.post(url, json={}, headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}) as http:
+            transport = streamable_http_client(url, http_client=http)
+            async with Client(transport, client_info=CLIENT_INFO) as client:
+                await lifecycle(client, scope)
+
+
+def test_http_refuses_public_bind_without_token(neo4j: Neo4jTarget) -> None:
+    env = {**neo4j.env(), "SLOWAVE_HTTP_HOST": "0.0.0.0"}
+    proc = subprocess.run(
+        [*SERVER, "serve", "--transport", "http", "--port", str(free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode != 0
+    assert "SLOWAVE_AUTH_TOKEN" in proc.stderr
+
+
+def _managed_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "SLOWAVE_"))}
+    if "SLOWAVE_CACHE_DIR" in os.environ:
+        env["SLOWAVE_CACHE_DIR"] = os.environ["SLOWAVE_CACHE_DIR"]
+    env.update(SLOWAVE_DATA_DIR=str(tmp_path / "data"), SLOWAVE_NEO4J_BOLT_PORT=str(free_port()),
+               SLOWAVE_NEO4J_HEAP="512m", SLOWAVE_NEO4J_PAGECACHE="128m")  # fmt: skip
+    return env
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SERVER, *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+async def test_serve_runs_and_stops_its_own_neo4j(tmp_path: Path, scope: str) -> None:
+    """The Quick start path: no NEO4J_URI → managed Neo4j started by serve, stopped on exit."""
+    env = _managed_env(tmp_path)
+    port = free_port()
+    with http_server(env, port) as proc:
+        status = json.loads(_cli(env, "neo4j", "status").stdout)
+        assert status["running"] is True and status["version"].startswith("2026.")
+        assert Path(status["password_file"]).stat().st_mode & 0o777 == 0o600
+        async with Client(f"http://127.0.0.1:{port}/mcp", client_info=CLIENT_INFO) as client:
+            await lifecycle(client, scope)
+        stats = _cli(env, "stats", "--json")  # joins the running Neo4j and leaves it running
+        assert stats.returncode == 0, stats.stderr
+        counts = json.loads(stats.stdout)
+        assert counts["labels"]["Memory"] == 1
+        assert [s["scope"] for s in counts["scopes"]] == [scope]
+        assert json.loads(_cli(env, "neo4j", "status").stdout)["running"] is True
+        neo4j_pid = status["pid"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=90) == 0
+    assert json.loads(_cli(env, "neo4j", "status").stdout)["running"] is False
+    with pytest.raises(ProcessLookupError):
+        os.kill(neo4j_pid, 0)
+
+
+def test_neo4j_start_keeps_running_until_stop(tmp_path: Path) -> None:
+    env = _managed_env(tmp_path)
+    started = _cli(env, "neo4j", "start")
+    assert started.returncode == 0, started.stderr
+    info = json.loads(started.stdout)
+    try:
+        assert info["started"] is True and info["running"] is True
+        assert info["rss_mb"] > 50
+        again = json.loads(_cli(env, "neo4j", "start").stdout)
+        assert again["started"] is False and again["pid"] == info["pid"]
+        # a short-lived command joins it and must not stop it
+        assert _cli(env, "stats").returncode == 0
+        assert json.loads(_cli(env, "neo4j", "status").stdout)["running"] is True
+    finally:
+        stopped = json.loads(_cli(env, "neo4j", "stop").stdout)
+    assert stopped == {"stopped": True}
+    assert json.loads(_cli(env, "neo4j", "status").stdout)["running"] is False

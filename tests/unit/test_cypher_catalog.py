@@ -1,0 +1,84 @@
+"""The Cypher catalog: every statement named, documented, parameterised; models match the schema."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from slowave_graph.graph import models
+from slowave_graph.graph.cypher import catalog, cypher_directory, parse_cypher_file
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_parse_format() -> None:
+    source = (
+        "// header\n\n// name: one\n// Does one thing.\n// Carefully.\nMATCH (n)\nRETURN n;\n\n"
+        "// name: two\nRETURN 2;\n"
+    )
+    one, two = parse_cypher_file(source, "f")
+    assert (one.name, one.doc, one.text) == ("one", "Does one thing. Carefully.", "MATCH (n)\nRETURN n")
+    assert (two.name, two.text) == ("two", "RETURN 2")
+
+
+def test_every_query_file_parses_and_names_are_unique() -> None:
+    names = catalog().names()
+    assert len(names) == len(set(names)) > 20
+    assert cypher_directory() == ROOT / "cypher"
+
+
+@pytest.mark.parametrize("name", catalog().names())
+def test_queries_take_parameters_not_spliced_values(name: str) -> None:
+    text = catalog()[name]
+    assert ";" not in text.rstrip(";"), "one statement per name"
+    # Python-style placeholders would mean someone formats values into the text.
+    assert not re.search(r"\{[a-z_]+\}|%\(|%s", text), text
+
+
+def test_hot_path_queries_are_documented() -> None:
+    undocumented = [
+        n
+        for n in catalog().names()
+        if not catalog().get(n).doc and not n.startswith(("constraint_", "index_"))
+    ]
+    assert undocumented == [n for n in undocumented if catalog().get(n).file in ("schema", "stats")]
+
+
+def test_service_code_never_builds_cypher_text() -> None:
+    """tx.run / session.run only ever receive catalog text (self.db.q / self.q / db.queries)."""
+    offenders = []
+    for path in (ROOT / "slowave_graph").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("run", "execute_query")
+                and node.args
+                and isinstance(node.args[0], ast.JoinedStr | ast.Constant | ast.BinOp)
+            ):
+                offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []
+
+
+def _unique_properties() -> set[tuple[str, str]]:
+    out = set()
+    for cls in vars(models).values():
+        if (
+            isinstance(cls, type)
+            and issubclass(cls, models.AsyncStructuredNode)
+            and cls is not models.AsyncStructuredNode
+        ):
+            for prop_name, prop in cls.defined_properties(aliases=False, rels=False).items():
+                if getattr(prop, "unique_index", False):
+                    out.add((cls.__name__, prop.get_db_property_name(prop_name)))
+    return out
+
+
+def test_model_unique_properties_have_schema_constraints() -> None:
+    schema = "\n".join(catalog()[n] for n in catalog().names("schema"))
+    declared = set(re.findall(r"CONSTRAINT constraint_unique_(\w+?)_(\w+) IF NOT EXISTS", schema))
+    assert _unique_properties() == declared

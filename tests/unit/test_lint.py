@@ -1,0 +1,26 @@
+"""Style and types are part of the suite: ruff (lint + format) and mypy must be clean."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ruff", "check", "slowave_graph", "tests"],
+        ["ruff", "format", "--check", "slowave_graph", "tests"],
+        ["mypy"],
+    ],
+    ids=["ruff-check", "ruff-format", "mypy"],
+)
+def test_clean(command: list[str]) -> None:
+    proc = subprocess.run([str(BIN / command[0]), *command[1:]], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

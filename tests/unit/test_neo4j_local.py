@@ -1,0 +1,72 @@
+"""Managed Neo4j: version rules, configuration and JDK choice (no JVM started here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from slowave_graph.config import Settings
+from slowave_graph.neo4j_local.manager import ManagedNeo4j, Neo4jLocalError, Neo4jVersion, find_java_home
+
+
+def conf_for(version: str, tmp_path: Path) -> dict[str, str]:
+    settings = Settings.from_env({}, neo4j_version=version, data_dir=tmp_path, neo4j_bolt_port=7801)
+    text = ManagedNeo4j(settings).neo4j_conf()
+    return dict(line.split("=", 1) for line in text.splitlines())
+
+
+def test_conf_binds_loopback_and_disables_reporting(tmp_path: Path) -> None:
+    conf = conf_for("2026.09.0", tmp_path)
+    assert conf["server.bolt.listen_address"] == "127.0.0.1:7801"
+    assert conf["dbms.usage_report.enabled"] == "false"
+    assert conf["dbms.security.auth_enabled"] == "true"
+    assert conf["dbms.fleet_manager.enabled"] == "false"
+    assert conf["server.fleet_discovery.enabled"] == "false"
+
+
+@pytest.mark.parametrize(
+    ("version", "fleet", "discovery"),
+    [
+        ("5.26.31", False, False),
+        ("2026.02.3", False, False),
+        ("2026.04.0", True, False),
+        ("2026.05.0", True, True),
+    ],
+)
+def test_fleet_keys_only_where_they_exist(tmp_path: Path, version: str, fleet: bool, discovery: bool) -> None:
+    conf = conf_for(version, tmp_path)  # strict validation makes unknown keys fatal
+    assert ("dbms.fleet_manager.enabled" in conf) is fleet
+    assert ("server.fleet_discovery.enabled" in conf) is discovery
+
+
+def test_versions() -> None:
+    new, lts = Neo4jVersion.parse("2026.09.0"), Neo4jVersion.parse("5.26.31")
+    assert new.calver and (new.min_java, new.max_java) == (21, 25) and new.store_dir_name == "neo4j"
+    assert not lts.calver and (lts.min_java, lts.max_java) == (17, 21) and lts.store_dir_name == "neo4j-5"
+    with pytest.raises(Neo4jLocalError):
+        Neo4jVersion.parse("latest")
+
+
+def fake_jdk(root: Path, name: str, version: str) -> Path:
+    home = root / name
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "javac").write_text("")
+    (home / "release").write_text(f'JAVA_VERSION="{version}"\n')
+    return home
+
+
+def test_configured_jdk_must_fit(tmp_path: Path) -> None:
+    jdk17 = fake_jdk(tmp_path, "jdk17", "17.0.15")
+    assert find_java_home(Neo4jVersion.parse("5.26.31"), jdk17) == jdk17
+    with pytest.raises(Neo4jLocalError, match="needs Java 21"):
+        find_java_home(Neo4jVersion.parse("2026.09.0"), jdk17)
+
+
+def test_password_file_is_private_and_stable(tmp_path: Path) -> None:
+    managed = ManagedNeo4j(Settings.from_env({}, data_dir=tmp_path))
+    first = managed.password()
+    assert managed.password() == first and len(first) >= 20
+    assert managed.password_file.stat().st_mode & 0o777 == 0o600
+    configured = ManagedNeo4j(Settings.from_env({"NEO4J_PASSWORD": "given-password"}, data_dir=tmp_path))
+    assert configured.password() == "given-password"

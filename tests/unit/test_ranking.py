@@ -1,0 +1,67 @@
+"""Admission and paging: pure functions, no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from slowave_graph.services.paging import ASSOCIATED_PER_PAGE, paginate
+from slowave_graph.services.ranking import RankingPolicy, admit_direct, merge_candidates
+
+POLICY = RankingPolicy(floor=0.4, margin=0.2, lexical_weight=0.1, salience_weight=0.0)
+
+
+def row(
+    id_: str, cosine: float | None = None, bm25: float | None = None, salience: float = 0.5
+) -> dict[str, object]:
+    return {"id": id_, "content": id_, "type": "fact", "salience": salience, "cosine": cosine, "bm25": bm25}
+
+
+def test_off_topic_pool_admits_nothing() -> None:
+    pool = merge_candidates([row("a", 0.2), row("b", 0.15), row("c", 0.3)], [])
+    assert admit_direct(pool, POLICY) == []
+
+
+def test_no_quota_everything_above_floor_within_margin() -> None:
+    vector = [row(f"m{i}", 0.7 - i * 0.02) for i in range(9)]  # 0.70 … 0.54
+    admitted = admit_direct(merge_candidates(vector, []), POLICY)
+    assert [c.id for c in admitted] == [f"m{i}" for i in range(9)]
+
+
+def test_a_clearly_better_answer_pushes_out_weak_ones() -> None:
+    admitted = admit_direct(merge_candidates([row("best", 0.8), row("weak", 0.55)], []), POLICY)
+    assert [c.id for c in admitted] == ["best"]
+
+
+def test_lexical_agreement_lifts_over_floor_but_not_the_margin() -> None:
+    pool = merge_candidates([row("a", 0.35), row("b", 0.36)], [row("a", 0.35, bm25=4.0)])
+    assert [c.id for c in admit_direct(pool, POLICY)] == ["a"]
+
+
+def test_best_cosine_over_several_query_vectors() -> None:
+    pool = merge_candidates([row("a", 0.2), row("a", 0.6)], [row("a", 0.6, bm25=1.0)])
+    assert pool["a"].cosine == 0.6 and pool["a"].bm25 == 1.0
+
+
+def test_salience_orders_but_never_admits() -> None:
+    policy = RankingPolicy(floor=0.4, margin=0.2, lexical_weight=0.0, salience_weight=0.1)
+    pool = merge_candidates(
+        [row("low", 0.60, salience=0.0), row("high", 0.59, salience=1.0), row("no", 0.39, salience=1.0)], []
+    )
+    assert [c.id for c in admit_direct(pool, policy)] == ["high", "low"]
+
+
+def test_pages_never_repeat_and_cover_everything() -> None:
+    pathways = ["direct"] * 12 + ["associated"] * 5
+    pages = paginate(pathways, 5)
+    flat = [i for page in pages for i in page]
+    assert sorted(flat) == list(range(17)) and len(flat) == len(set(flat))
+    assert pages[0] == [0, 1, 2, 3, 4, 12, 13]
+    assert all(sum(pathways[i] == "direct" for i in page) <= 5 for page in pages)
+    assert all(sum(pathways[i] == "associated" for i in page) <= ASSOCIATED_PER_PAGE for page in pages[:3])
+
+
+@pytest.mark.parametrize(
+    ("total", "size", "expected"), [(40, 5, [5] * 8), (12, 10, [10, 2]), (0, 5, []), (3, 10, [3])]
+)
+def test_page_sizes(total: int, size: int, expected: list[int]) -> None:
+    assert [len(p) for p in paginate(["direct"] * total, size)] == expected
