@@ -9,7 +9,7 @@ import json
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from slowave_graph import __version__
@@ -99,11 +99,17 @@ def _configure_logging(level: str) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
-async def _serve(settings: Settings, transport: str) -> None:
+async def _serve(settings: Settings, transport: str, stop: asyncio.Event) -> None:
+    """Serve until the client goes away (stdio) or ``stop`` is set (SIGTERM/SIGINT)."""
     import uvicorn
 
     from slowave_graph.app import open_app
     from slowave_graph.mcp.server import build_server, check_http_exposure, http_app
+
+    class Uvicorn(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield  # this CLI owns SIGINT/SIGTERM: it shuts uvicorn down, then the app and Neo4j
 
     if transport == "http":
         check_http_exposure(settings)  # before minutes of start-up, not after
@@ -111,30 +117,39 @@ async def _serve(settings: Settings, transport: str) -> None:
         server = build_server(app)
         if transport == "stdio":
             log.info("serving MCP on stdio")
-            await server.run_stdio_async()
+            serving = asyncio.ensure_future(server.run_stdio_async())
+            stopping = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            for task in (serving, stopping):
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await serving
             return
-        asgi = http_app(app, server)
         config = uvicorn.Config(
-            asgi,
+            http_app(app, server),
             host=settings.http_host,
             port=settings.http_port,
             log_level=settings.log_level.lower(),
             lifespan="on",
         )
+        web = Uvicorn(config)
+        watcher = asyncio.ensure_future(stop.wait())
+        watcher.add_done_callback(lambda _: setattr(web, "should_exit", True))
         log.info("serving MCP on http://%s:%d/mcp", settings.http_host, settings.http_port)
-        await uvicorn.Server(config).serve()
+        try:
+            await web.serve()
+        finally:
+            watcher.cancel()
+    log.info("stopped")
 
 
-def _run_until_signal(coro: Any) -> None:
-    """Run a coroutine; SIGTERM/SIGINT cancel it so clean-up (stopping Neo4j) runs."""
-
+def _serve_until_signal(settings: Settings, transport: str) -> None:
     async def main() -> None:
-        task = asyncio.ensure_future(coro)
+        stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, task.cancel)
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+            loop.add_signal_handler(sig, stop.set)
+        await _serve(settings, transport, stop)
 
     asyncio.run(main())
 
@@ -180,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if args.command == "serve":
-            _run_until_signal(_serve(settings, args.transport))
+            _serve_until_signal(settings, args.transport)
         elif args.command == "neo4j":
             from slowave_graph.neo4j_local.lease import ManagedLease
 
