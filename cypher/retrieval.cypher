@@ -83,10 +83,123 @@ RETURN m.id AS id, strength, m.content AS content, m.type AS type, m.salience AS
 ORDER BY strength DESC, id
 LIMIT $k;
 
+// name: create_retrieval
+// Freezes a retrieval of an open session: the ordered catalog (ids + pathways; pages are cut from
+// it by a pure function, so replays are identical), the exposures of page 1 — exactly what the
+// agent is shown, memories and procedures — and, when more is available, the cursor for page 2.
+// Runs in the same transaction as open_session (activate) or the session guard (recall).
+MATCH (ses:Session {id: $session_id})
+CREATE (r:Retrieval {
+  id: $retrieval_id, kind: $kind, query: $query, policy_version: $policy_version,
+  scope: $scope, session_id: ses.id, page_size: $page_size, created_at: $now,
+  catalog_ids: $catalog_ids, catalog_pathways: $catalog_pathways,
+  relevant_total: $relevant_total, catalog_truncated: $catalog_truncated, pages_served: 1
+})
+CREATE (ses)-[:RETRIEVED]->(r)
+WITH ses, r
+CALL (r) {
+  UNWIND $page_memories AS item
+  MATCH (m:Memory {id: item.id})
+  CREATE (r)-[:EXPOSED {rank: item.rank, pathway: item.pathway, page: 1, at: $now}]->(m)
+}
+CALL (r) {
+  UNWIND $page_procedures AS item
+  MATCH (p:Procedure {id: item.id})
+  CREATE (r)-[:EXPOSED {rank: item.rank, pathway: 'procedure', page: 1, at: $now}]->(p)
+}
+CALL (r, ses) {
+  WITH r, ses WHERE $cursor_id IS NOT NULL
+  CREATE (:Cursor {id: $cursor_id, retrieval_id: r.id, session_id: ses.id, scope: $scope, page: 2,
+                   created_at: $now})-[:CONTINUES]->(r)
+}
+RETURN r.id AS retrieval_id;
+
+// name: cursor_for_call
+// A continuation cursor and the frozen retrieval it pages through.
+MATCH (cur:Cursor {id: $cursor_id})-[:CONTINUES]->(r:Retrieval)
+RETURN cur.session_id AS session_id, cur.scope AS scope, cur.page AS page,
+       r.id AS retrieval_id, r.catalog_ids AS catalog_ids, r.catalog_pathways AS catalog_pathways,
+       r.page_size AS page_size, r.relevant_total AS relevant_total,
+       r.catalog_truncated AS catalog_truncated, r.policy_version AS policy_version;
+
+// name: expose_page
+// Serves page $page of a frozen retrieval: its items become exposed (and so feedback-eligible).
+// MERGE makes a replayed cursor a no-op; the next page's cursor id is derived from the retrieval
+// and page number, so every replay hands out the same one.
+MATCH (r:Retrieval {id: $retrieval_id})
+CALL (r) {
+  UNWIND $page_memories AS item
+  MATCH (m:Memory {id: item.id})
+  MERGE (r)-[x:EXPOSED]->(m)
+    ON CREATE SET x.rank = item.rank, x.pathway = item.pathway, x.page = $page, x.at = $now
+}
+SET r.pages_served = CASE WHEN coalesce(r.pages_served, 1) < $page THEN $page ELSE r.pages_served END
+WITH r
+CALL (r) {
+  WITH r WHERE $next_cursor_id IS NOT NULL
+  MERGE (n:Cursor {id: $next_cursor_id})
+    ON CREATE SET n.retrieval_id = r.id, n.session_id = r.session_id, n.scope = r.scope,
+                  n.page = $page + 1, n.created_at = $now
+  MERGE (n)-[:CONTINUES]->(r)
+}
+RETURN r.id AS retrieval_id;
+
 // name: memories_for_page
-// Contents of catalog items for a page, in catalog order.
+// Catalog items in catalog order, with what a page and the accessible_field hint need.
 UNWIND range(0, size($ids) - 1) AS i
 MATCH (m:Memory {id: $ids[i]})
 RETURN m.id AS id, m.content AS content, m.type AS type,
        m.integration AS integration, m.integration_version AS integration_version
+ORDER BY i;
+
+// name: evidence_for_memories
+// The source records (events, and episodes of committed sessions) behind the memories of a page,
+// in page order, newest first per memory, each record once; one more than $limit tells the caller
+// whether the list was cut.
+UNWIND range(0, size($ids) - 1) AS i
+MATCH (m:Memory {id: $ids[i]})-[:DERIVED_FROM]->(src)
+WHERE src:Event OR src:Episode
+WITH src, min(i) AS first
+RETURN src.id AS id, src:Episode AS is_episode, src.recorded_at AS recorded_at,
+       src.occurred_at AS occurred_at, src.content AS content
+ORDER BY first, recorded_at DESC, id
+LIMIT $limit + 1;
+
+// name: procedure_search
+// Procedures of the scope applicable to the cues: exact cosine over the scope's active procedures
+// (few per scope; (scope, status) index), with their stored helped/harmed record.
+UNWIND $embeddings AS e
+MATCH (p:Procedure {scope: $scope, status: 'active'})
+WITH p, max(2 * vector.similarity.cosine(p.embedding, e) - 1) AS cosine
+WHERE cosine >= $floor
+RETURN p.id AS id, cosine, p.goal AS goal, p.summary AS summary, p.outcome AS outcome,
+       p.outcome_summary AS outcome_summary, p.caveats AS caveats,
+       coalesce(p.tally_helped, 0) AS helped, coalesce(p.tally_harmed, 0) AS harmed
+ORDER BY cosine DESC, id
+LIMIT $k;
+
+// name: procedure_details
+// Full procedure objects for recall: fields, tallies, and the three latest observed contributions
+// (effective 'used' assessments, with the outcome of the session that gave them).
+UNWIND range(0, size($ids) - 1) AS i
+MATCH (p:Procedure {id: $ids[i]})
+CALL (p) {
+  OPTIONAL MATCH (r:Retrieval)-[a:ASSESSED {status: 'accepted', use: 'used'}]->(p)
+  WHERE NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(p) WHERE b.seq > a.seq }
+  OPTIONAL MATCH (s:Session {id: r.session_id})
+  WITH a, s ORDER BY a.seq DESC
+  WITH a, s LIMIT 3
+  RETURN collect(CASE WHEN a IS NULL THEN null ELSE {
+    effect: coalesce(a.effect, 'unknown'), contribution: a.contribution, outcome: s.outcome,
+    outcome_summary: s.outcome_summary, occurred_at: a.created_at
+  } END) AS contributions
+}
+RETURN p.id AS id, p.goal AS goal, p.summary AS summary, p.context AS context, p.steps AS steps,
+       p.caveats AS caveats, p.outcome AS outcome, p.outcome_summary AS outcome_summary,
+       p.created_at AS created_at,
+       {used: coalesce(p.tally_used, 0), not_used: coalesce(p.tally_not_used, 0),
+        unassessable: coalesce(p.tally_unassessable, 0), helped: coalesce(p.tally_helped, 0),
+        no_effect: coalesce(p.tally_no_effect, 0), harmed: coalesce(p.tally_harmed, 0),
+        unknown: coalesce(p.tally_unknown, 0)} AS tallies,
+       contributions
 ORDER BY i;

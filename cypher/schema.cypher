@@ -46,6 +46,10 @@ FOR (n:EmbeddingSpace) REQUIRE n.name IS UNIQUE;
 // Scope-local scans: cold-start checks, exact vector scans of small scopes on Neo4j 5.26.
 CREATE INDEX index_Memory_scope_status IF NOT EXISTS FOR (n:Memory) ON (n.scope, n.status);
 
+// name: index_procedure_scope_status
+// Procedure retrieval scans the active procedures of one scope.
+CREATE INDEX index_Procedure_scope_status IF NOT EXISTS FOR (n:Procedure) ON (n.scope, n.status);
+
 // name: index_scope_norm_key
 // Finds scopes that differ only by case or -/_ (the scope_fragmentation warning).
 CREATE INDEX index_Scope_norm_key IF NOT EXISTS FOR (n:Scope) ON (n.norm_key);

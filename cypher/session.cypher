@@ -4,12 +4,15 @@
 // Loads the session a tool call names and refreshes its idle clock. An open session idle for
 // longer than the timeout is closed here, lazily, with outcome unknown — the same rule the reaper
 // applies — so a late call sees "already ended" whether or not the reaper has run yet.
+// The SET takes the session's write lock before status is read, so a concurrent close is seen.
 MATCH (s:Session {id: $session_id})
+SET s._touch = true
 WITH s, s.status = 'open' AND s.last_seen_at < $idle_before AS expired
 FOREACH (_ IN CASE WHEN expired THEN [1] ELSE [] END |
   SET s.status = 'ended', s.outcome = 'unknown', s.ended_at = $now, s.end_reason = 'idle_timeout')
 FOREACH (_ IN CASE WHEN s.status = 'open' THEN [1] ELSE [] END | SET s.last_seen_at = $now)
-RETURN s.scope AS scope, s.status AS status;
+REMOVE s._touch
+RETURN s.scope AS scope, s.status AS status, s.task_context AS task_context;
 
 // name: scope_state
 // What activate needs to know about a scope before it searches: whether it holds anything, and
@@ -26,13 +29,12 @@ RETURN EXISTS { MATCH (m:Memory {scope: $scope, status: 'active'}) } AS has_memo
 MATCH (c:Continuity {id: $continuity_id})
 RETURN c.scope AS scope;
 
-// name: create_activation
-// One transaction for everything an activation writes: the scope (created on first use), the
+// name: open_session
+// Activation, part 1 (same transaction as create_retrieval): the scope (created on first use), the
 // continuity line (new, or the given one — re-checked here, so a race cannot attach a session to
-// another scope's line), a new open session, and the retrieval with its frozen catalog, the
-// exposures of page 1 and, when more is available, the cursor for page 2.
+// another scope's line) and a new open session.
 // Returns no row if the given continuity line is missing or belongs to another scope; the caller
-// then fails the call and the transaction rolls back.
+// then fails the call and the transaction rolls back, leaving nothing behind.
 MERGE (scope:Scope {id: $scope})
   ON CREATE SET scope.kind = $scope_kind, scope.name = $scope_name, scope.norm_key = $norm_key,
                 scope.created_at = $now
@@ -57,27 +59,24 @@ CREATE (ses:Session {
   started_at: $now, last_seen_at: $now
 })
 CREATE (ses)-[:IN_SCOPE]->(scope), (ses)-[:CONTINUES]->(c)
-CREATE (r:Retrieval {
-  id: $retrieval_id, kind: 'activate', query: $query, policy_version: $policy_version,
-  scope: $scope, session_id: ses.id, page_size: $page_size, created_at: $now,
-  catalog_ids: $catalog_ids, catalog_pathways: $catalog_pathways,
-  relevant_total: $relevant_total, catalog_truncated: $catalog_truncated, pages_served: 1
-})
-CREATE (ses)-[:RETRIEVED]->(r)
-WITH ses, c, r
-CALL (r) {
-  UNWIND $page_memories AS item
-  MATCH (m:Memory {id: item.id})
-  CREATE (r)-[:EXPOSED {rank: item.rank, pathway: item.pathway, page: 1, at: $now}]->(m)
-}
-CALL (r) {
-  UNWIND $page_procedures AS item
-  MATCH (p:Procedure {id: item.id})
-  CREATE (r)-[:EXPOSED {rank: item.rank, pathway: 'procedure', page: 1, at: $now}]->(p)
-}
-CALL (r, ses) {
-  WITH r, ses WHERE $cursor_id IS NOT NULL
-  CREATE (:Cursor {id: $cursor_id, retrieval_id: r.id, session_id: ses.id, scope: $scope, page: 2,
-                   created_at: $now})-[:CONTINUES]->(r)
-}
 RETURN ses.id AS session_id, c.id AS continuity_id;
+
+// name: set_session_context
+// recall merges its task_context into the session's (stored as JSON text).
+MATCH (s:Session {id: $session_id})
+SET s.task_context = $task_context;
+
+// name: close_idle_sessions
+// The reaper: closes open sessions idle since before $idle_before, at most $limit per run.
+// Taking the write lock first (SET s._closing) and then re-checking status under it makes two
+// server processes reaping at once close each session exactly once.
+MATCH (s:Session {status: 'open'})
+WHERE s.last_seen_at < $idle_before
+WITH s LIMIT $limit
+SET s._closing = true
+WITH s
+WHERE s.status = 'open'
+SET s.status = 'ended', s.outcome = 'unknown', s.ended_at = $now, s.end_reason = 'idle_timeout',
+    s.closed_by = $closer
+REMOVE s._closing
+RETURN s.id AS session_id;

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -14,7 +17,8 @@ from slowave_graph.graph.database import Database, DatabaseUnavailable
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.graph.schema import ensure_schema
 from slowave_graph.neo4j_local.lease import ManagedLease
-from slowave_graph.services.memory import MemoryService
+from slowave_graph.services import Services
+from slowave_graph.services.context import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +29,7 @@ class App:
     db: Database
     embedder: Embedder
     repo: GraphRepository
-    memory: MemoryService
+    services: Services
 
 
 async def _wait_connectivity(db: Database, timeout: float = 60.0) -> None:
@@ -76,7 +80,34 @@ async def open_app(settings: Settings, embedder: Embedder | None = None) -> Asyn
             assert model is not None
             await ensure_schema(db, model.model_name, model.dimension)
             repo = GraphRepository(db, idle_timeout=settings.session_idle_timeout)
-            yield App(settings, db, model, repo, MemoryService(repo, model))
+            reaper = asyncio.create_task(reap_idle_sessions(repo, settings.session_idle_timeout))
+            try:
+                yield App(settings, db, model, repo, Services.build(repo, model))
+            finally:
+                reaper.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reaper
     finally:
         if loading is not None and not loading.done():
             loading.cancel()
+
+
+async def reap_idle_sessions(repo: GraphRepository, idle_timeout: float) -> None:
+    """Close sessions nobody has called for idle_timeout seconds (outcome unknown).
+
+    Safe with several server processes: the query re-checks each session under its write lock.
+    Sessions are also closed lazily when a late call names them, so the period only bounds how
+    long an abandoned session looks open to analysts.
+    """
+    closer = f"{socket.gethostname()}:{os.getpid()}"
+    period = max(0.5, min(60.0, idle_timeout / 3))
+    while True:
+        try:
+            closed = await repo.close_idle_sessions(now=utcnow(), closer=closer)
+            if closed:
+                log.info("closed %d idle session(s): %s", len(closed), ", ".join(closed[:10]))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the database may be restarting; try again next period
+            log.warning("idle-session reaper: %s", exc)
+        await asyncio.sleep(period)

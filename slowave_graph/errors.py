@@ -49,3 +49,15 @@ def unavailable(detail: str) -> ServiceError:
         retryable=True,
         detail=detail[:300],
     )
+
+
+def incomplete_feedback(outstanding: list[dict[str, Any]]) -> ServiceError:
+    """commit refused: exposed targets still lack feedback (retry after slowave_feedback)."""
+    count = sum(len(o["memory_ids"]) + len(o["procedure_ids"]) for o in outstanding)
+    return ServiceError(
+        ErrorCode.incomplete_feedback,
+        f"{len(outstanding)} retrieval(s) of this session need feedback first ({count} exposed target(s) "
+        "unassessed, or coverage not declared complete): call slowave_feedback for each, then commit again",
+        retryable=True,
+        outstanding=outstanding,
+    )

@@ -6,6 +6,8 @@ from typing import Any
 
 from mcp import Client
 
+TOOL_NAMES = {"slowave_activate", "slowave_remember", "slowave_recall", "slowave_feedback", "slowave_commit"}
+
 
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """The envelope of one tool call (never a framework error)."""
@@ -44,3 +46,43 @@ async def remember(
 ) -> dict[str, Any]:
     args = {"scope": scope, "session_id": session_id, "content": content, "type": type_, **extra}
     return ok(await call(client, "slowave_remember", args))
+
+
+async def recall(client: Client, scope: str, session_id: str, query: str, **extra: Any) -> dict[str, Any]:
+    args = {"scope": scope, "session_id": session_id, "query": query, **extra}
+    return ok(await call(client, "slowave_recall", args))
+
+
+async def settle(client: Client, result: dict[str, Any], assessment: str = "not_used") -> dict[str, Any]:
+    """Assess everything a retrieval showed (same assessment) and declare coverage complete."""
+    args = {
+        "retrieval_id": result["retrieval_id"],
+        "memory_feedback": [
+            {"memory_id": m["memory_id"], "assessment": assessment} for m in result["memories"]
+        ],
+        "procedure_feedback": [
+            {"procedure_id": p["procedure_id"], "use": "not_used"} for p in result["procedures"]
+        ],
+        "coverage": "complete",
+    }
+    data = ok(await call(client, "slowave_feedback", args))
+    assert data["coverage"] == "complete" and data["rejected"] == [], data
+    return data
+
+
+def commit_args(session_id: str, outcome: str = "success", **extra: Any) -> dict[str, Any]:
+    return {
+        "session_id": session_id,
+        "final_goal": extra.pop("final_goal", "Finish the task"),
+        "outcome": outcome,
+        "outcome_summary": extra.pop("outcome_summary", f"The task ended in {outcome}."),
+        "verification": extra.pop(
+            "verification",
+            {"status": "verified", "summary": "Ran the checks.", "evidence_refs": ["pytest -q"]},
+        ),
+        **extra,
+    }
+
+
+async def commit(client: Client, session_id: str, outcome: str = "success", **extra: Any) -> dict[str, Any]:
+    return ok(await call(client, "slowave_commit", commit_args(session_id, outcome, **extra)))

@@ -38,3 +38,35 @@ class AccessibleField(Output):
     extra_candidates: int = Field(description="Relevant memories not yet returned.")
     kinds: dict[str, int] = Field(description="Their memory types with counts.")
     approx_extra_tokens: int = Field(description="Rough size of those memories in tokens.")
+
+
+class ProcedureTallies(Output):
+    used: int
+    not_used: int
+    unassessable: int
+    helped: int
+    no_effect: int
+    harmed: int
+    unknown: int
+
+
+class Contribution(Output):
+    effect: str
+    contribution: str
+    outcome: str | None = Field(None, description="Outcome of the task in which it was used, once committed.")
+    outcome_summary: str | None = None
+    occurred_at: int = Field(description="Unix time of the feedback.")
+
+
+class FullProcedure(Output):
+    procedure_id: str = Field(description="proc_<session_id> — use in slowave_feedback.")
+    goal: str
+    summary: str
+    context: dict[str, object]
+    steps: list[str]
+    caveats: list[str] = Field(description="Known failure modes; never omitted.")
+    outcome: str = Field(description="Most recent outcome: success, partial, failure or unknown.")
+    outcome_summary: str
+    created_at: int
+    evidence: ProcedureTallies = Field(description="Observed use and effect from past feedback.")
+    contributions: list[Contribution] = Field(description="The three most recent observed contributions.")

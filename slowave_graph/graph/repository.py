@@ -6,14 +6,16 @@ statements in ``cypher/``. Methods take and return plain Python values.
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from neo4j import AsyncManagedTransaction
 
-from slowave_graph.errors import invalid
+from slowave_graph.errors import incomplete_feedback, invalid
 from slowave_graph.graph.database import Database, rows
 
 # On Neo4j 5.26 a scope this small is searched exactly by scanning it; larger ones over-fetch.
@@ -27,6 +29,28 @@ class ScopeState:
     has_memories: bool
     has_procedures: bool
     variants: list[str]
+
+
+@dataclass(frozen=True)
+class ServedPage:
+    retrieval_id: str
+    page: int
+    page_ids: list[str]
+    rest_ids: list[str]
+    catalog_ids: list[str]
+    catalog_pathways: list[str]
+    next_cursor_id: str | None
+    relevant_total: int
+    catalog_truncated: bool
+    policy_version: str
+
+
+@dataclass(frozen=True)
+class FeedbackWrite:
+    recorded: list[dict[str, Any]]  # index, event_id, status
+    retired: list[str]
+    learning: list[dict[str, Any]]  # id, before, after
+    coverage: dict[str, Any]  # memory_ids, procedure_ids, complete
 
 
 @dataclass(frozen=True)
@@ -50,7 +74,7 @@ class GraphRepository:
     # ------------------------------------------------------------------ sessions
     async def _guard_session(
         self, tx: AsyncManagedTransaction, session_id: str, scope: str, now: datetime
-    ) -> None:
+    ) -> dict[str, Any]:
         """The session must exist, belong to ``scope`` and be open (idle ones are closed here)."""
         found = await rows(
             tx,
@@ -65,6 +89,7 @@ class GraphRepository:
             raise invalid("session_id and scope do not match", "scope")
         if found[0]["status"] != "open":
             raise invalid("session is already ended; call slowave_activate to start a new one", "session_id")
+        return found[0]
 
     # ------------------------------------------------------------------ remember
     async def remember(
@@ -99,6 +124,38 @@ class GraphRepository:
 
         return await self.db.write(work)
 
+    async def touch_session(
+        self,
+        *,
+        session_id: str,
+        scope: str,
+        now: datetime,
+        context_update: dict[str, Any] | None = None,
+        merge: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Guard a session for a call (and merge a task_context update into it); returns its context."""
+
+        async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
+            row = await self._guard_session(tx, session_id, scope, now)
+            context: dict[str, Any] = json.loads(row["task_context"] or "{}")
+            if context_update and merge is not None:
+                context = merge(context, context_update)
+                await rows(tx, self.db.q("set_session_context"), session_id=session_id,
+                           task_context=json.dumps(context))  # fmt: skip
+            return context
+
+        return await self.db.write(work)
+
+    async def close_idle_sessions(self, *, now: datetime, closer: str, limit: int = 500) -> list[str]:
+        found = await self.db.run_write(
+            "close_idle_sessions",
+            now=now,
+            idle_before=now - timedelta(seconds=self.idle_timeout),
+            closer=closer,
+            limit=limit,
+        )
+        return [str(r["session_id"]) for r in found]
+
     # ------------------------------------------------------------------ activation
     async def scope_state(self, scope: str, norm_key: str) -> ScopeState:
         found = await self.db.run_read("scope_state", scope=scope, norm_key=norm_key)
@@ -109,10 +166,98 @@ class GraphRepository:
         found = await self.db.run_read("continuity_scope", continuity_id=continuity_id)
         return str(found[0]["scope"]) if found else None
 
-    async def create_activation(self, **params: Any) -> dict[str, Any] | None:
-        """Write session, continuity and retrieval; None if the continuity line was not usable."""
-        found = await self.db.run_write("create_activation", **params)
-        return found[0] if found else None
+    async def activate(self, session: dict[str, Any], retrieval: dict[str, Any]) -> dict[str, Any] | None:
+        """Open the session and freeze its first retrieval in one transaction.
+        None (and nothing written) if the continuity line was not usable."""
+
+        async def work(tx: AsyncManagedTransaction) -> dict[str, Any] | None:
+            opened = await rows(tx, self.db.q("open_session"), **session)
+            if not opened:
+                return None
+            await rows(tx, self.db.q("create_retrieval"), session_id=opened[0]["session_id"], **retrieval)
+            return opened[0]
+
+        return await self.db.write(work)
+
+    async def create_retrieval(self, *, session_id: str, scope: str, now: datetime, **retrieval: Any) -> None:
+        """Freeze a recall's catalog for an open session (guarded again inside the transaction)."""
+
+        async def work(tx: AsyncManagedTransaction) -> None:
+            await self._guard_session(tx, session_id, scope, now)
+            await rows(
+                tx, self.db.q("create_retrieval"), session_id=session_id, scope=scope, now=now, **retrieval
+            )
+
+        await self.db.write(work)
+
+    async def serve_cursor(
+        self,
+        *,
+        cursor_id: str,
+        session_id: str,
+        scope: str,
+        now: datetime,
+        page_of: Callable[[list[str], int], list[list[int]]],
+        next_cursor: Callable[[str, int], str],
+    ) -> ServedPage:
+        """Serve the page a cursor points to: bound to its session and scope, identical on replay."""
+
+        async def work(tx: AsyncManagedTransaction) -> ServedPage:
+            found = await rows(tx, self.db.q("cursor_for_call"), cursor_id=cursor_id)
+            if not found:
+                raise invalid("unknown continue_from cursor", "continue_from")
+            cur = found[0]
+            if cur["scope"] != scope:
+                raise invalid("continue_from belongs to another scope", "continue_from")
+            if cur["session_id"] != session_id:
+                raise invalid("continue_from belongs to another session", "continue_from")
+            await self._guard_session(tx, session_id, scope, now)
+            ids, pathways = list(cur["catalog_ids"]), list(cur["catalog_pathways"])
+            pages = page_of(pathways, int(cur["page_size"]))
+            number = int(cur["page"])
+            if number > len(pages):
+                raise invalid("continue_from points past the end of its result", "continue_from")
+            positions = pages[number - 1]
+            next_id = next_cursor(cur["retrieval_id"], number + 1) if number < len(pages) else None
+            await rows(
+                tx,
+                self.db.q("expose_page"),
+                retrieval_id=cur["retrieval_id"],
+                page=number,
+                page_memories=[{"id": ids[i], "rank": i + 1, "pathway": pathways[i]} for i in positions],
+                next_cursor_id=next_id,
+                now=now,
+            )
+            return ServedPage(
+                retrieval_id=cur["retrieval_id"],
+                page=number,
+                page_ids=[ids[i] for i in positions],
+                rest_ids=[ids[i] for page in pages[number:] for i in page],
+                catalog_ids=ids,
+                catalog_pathways=pathways,
+                next_cursor_id=next_id,
+                relevant_total=int(cur["relevant_total"]),
+                catalog_truncated=bool(cur["catalog_truncated"]),
+                policy_version=str(cur["policy_version"]),
+            )
+
+        return await self.db.write(work)
+
+    async def memories_by_id(self, ids: list[str]) -> list[dict[str, Any]]:
+        return await self.db.run_read("memories_for_page", ids=ids) if ids else []
+
+    async def evidence_for_memories(self, ids: list[str], limit: int) -> list[dict[str, Any]]:
+        return await self.db.run_read("evidence_for_memories", ids=ids, limit=limit) if ids else []
+
+    async def search_procedures(
+        self, *, scope: str, embeddings: list[list[float]], floor: float, k: int
+    ) -> list[dict[str, Any]]:
+        return await self.db.run_read(
+            "procedure_search", scope=scope, embeddings=embeddings, floor=floor, k=k
+        )
+
+    async def procedure_details(self, ids: list[str]) -> list[dict[str, Any]]:
+        return await self.db.run_read("procedure_details", ids=ids) if ids else []
 
     # ------------------------------------------------------------------ search
     async def search_direct(
@@ -181,6 +326,102 @@ class GraphRepository:
             half_life_days=half_life_days,
             k=k,
         )
+
+    # ------------------------------------------------------------------ feedback
+    async def feedback_context(
+        self, retrieval_id: str, memory_ids: list[str], procedure_ids: list[str]
+    ) -> dict[str, Any] | None:
+        found = await self.db.run_read(
+            "feedback_context", retrieval_id=retrieval_id, memory_ids=memory_ids, procedure_ids=procedure_ids
+        )
+        return found[0] if found else None
+
+    async def record_feedback(
+        self,
+        *,
+        retrieval_id: str,
+        events: list[dict[str, Any]],
+        retire: list[dict[str, Any]],
+        retrieval_quality: str | None,
+        missing: list[str] | None,
+        declare_complete: bool,
+        client_name: str | None,
+        client_version: str | None,
+        now: datetime,
+    ) -> FeedbackWrite:
+        """One transaction: the ledger events, retirements, recomputed learning, coverage."""
+        memory_ids = sorted({e["target_id"] for e in events if e["target_kind"] == "memory"})
+        procedure_ids = sorted({e["target_id"] for e in events if e["target_kind"] == "procedure"})
+
+        async def work(tx: AsyncManagedTransaction) -> FeedbackWrite:
+            recorded: list[dict[str, Any]] = []
+            if events:
+                recorded = await rows(
+                    tx, self.db.q("record_assessments"), retrieval_id=retrieval_id, events=events, now=now,
+                    client_name=client_name, client_version=client_version,
+                )  # fmt: skip
+            event_ids = {int(r["index"]): str(r["event_id"]) for r in recorded}
+            retired: list[str] = []
+            if retire:
+                items = [{**item, "event_id": event_ids.get(item["index"])} for item in retire]
+                retired = [
+                    r["memory_id"]
+                    for r in await rows(tx, self.db.q("retire_memories"), retire=items, now=now)
+                ]
+            learning: list[dict[str, Any]] = []
+            if memory_ids:
+                learning = await rows(tx, self.db.q("recompute_memory_learning"), memory_ids=memory_ids)
+                await rows(tx, self.db.q("recompute_co_use"), retrieval_id=retrieval_id, now=now)
+            if procedure_ids:
+                await rows(tx, self.db.q("recompute_procedure_tallies"), procedure_ids=procedure_ids)
+            coverage = await rows(
+                tx, self.db.q("update_retrieval_feedback"), retrieval_id=retrieval_id, now=now,
+                retrieval_quality=retrieval_quality, missing=missing, declare_complete=declare_complete,
+            )  # fmt: skip
+            return FeedbackWrite(recorded, retired, learning, coverage[0])
+
+        return await self.db.write(work)
+
+    # ------------------------------------------------------------------ commit
+    async def session_for_commit(self, session_id: str) -> dict[str, Any] | None:
+        found = await self.db.run_read("session_for_commit", session_id=session_id)
+        return found[0] if found else None
+
+    async def commit(
+        self,
+        *,
+        session_id: str,
+        trajectory: list[dict[str, Any]],
+        episode: dict[str, Any],
+        procedure: dict[str, Any] | None,
+        close: dict[str, Any],
+        client_name: str | None,
+        client_version: str | None,
+        now: datetime,
+    ) -> dict[str, Any]:
+        """Preflight and close in one transaction: with feedback outstanding nothing is written."""
+
+        async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
+            outstanding = await rows(tx, self.db.q("session_outstanding_feedback"), session_id=session_id)
+            if outstanding:
+                raise incomplete_feedback(outstanding)
+            if trajectory:
+                await rows(
+                    tx, self.db.q("record_trajectory"), session_id=session_id, entries=trajectory, now=now,
+                    client_name=client_name, client_version=client_version,
+                )  # fmt: skip
+            formed = (await rows(tx, self.db.q("form_episode"), session_id=session_id, now=now, **episode))[0]
+            procedure_id = None
+            if procedure is not None:
+                stored = await rows(
+                    tx, self.db.q("store_procedure"), session_id=session_id, now=now, **procedure
+                )
+                procedure_id = stored[0]["procedure_id"]
+            await rows(tx, self.db.q("close_session"), session_id=session_id, now=now, **close)
+            return {"episodes_formed": int(formed["formed"]), "episode_id": formed["episode_id"],
+                    "procedure_id": procedure_id}  # fmt: skip
+
+        return await self.db.write(work)
 
 
 def _per_query_counts(found: list[dict[str, Any]], queries: int) -> list[int]:

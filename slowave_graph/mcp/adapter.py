@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from slowave_graph.contract.common import Envelope, ErrorBody, ErrorCode, FieldError
 from slowave_graph.errors import ServiceError, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
-from slowave_graph.services.memory import ClientInfo
+from slowave_graph.services.context import ClientInfo
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ def build_server(app: App) -> MCPServer[Any]:
         title="slowave-graph memory",
         version=__version__,
         instructions=INSTRUCTIONS,
-        tools=build_tools(app.memory),
+        tools=build_tools(app.services),
         log_level=app.settings.log_level.upper(),  # type: ignore[arg-type]
     )
 

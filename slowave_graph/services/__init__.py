@@ -1,1 +1,42 @@
 """Services: the five tools' behaviour over the graph repository. No MCP types here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from slowave_graph.embedder import Embedder
+from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.services.activation import ActivationService
+from slowave_graph.services.commit import CommitService
+from slowave_graph.services.context import utcnow
+from slowave_graph.services.feedback import FeedbackService
+from slowave_graph.services.ranking import DEFAULT_POLICY, RankingPolicy
+from slowave_graph.services.remember import RememberService
+from slowave_graph.services.retrieval import RecallService
+
+
+@dataclass(frozen=True)
+class Services:
+    activation: ActivationService
+    remember: RememberService
+    recall: RecallService
+    feedback: FeedbackService
+    commit: CommitService
+
+    @classmethod
+    def build(
+        cls,
+        repo: GraphRepository,
+        embedder: Embedder,
+        policy: RankingPolicy = DEFAULT_POLICY,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> Services:
+        return cls(
+            activation=ActivationService(repo, embedder, policy, clock),
+            remember=RememberService(repo, embedder, clock),
+            recall=RecallService(repo, embedder, policy, clock),
+            feedback=FeedbackService(repo, clock),
+            commit=CommitService(repo, embedder, clock),
+        )

@@ -13,8 +13,12 @@ seven hits.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
+
+from slowave_graph.services.text import term_coverage
 
 
 @dataclass(frozen=True)
@@ -24,7 +28,7 @@ class RankingPolicy:
     floor: float = 0.42
     # admitted hits lie within this cosine distance of the best hit
     margin: float = 0.20
-    # weight of the max-normalised BM25 score (lexical agreement) in the fused score
+    # weight of lexical agreement (share of the query's topical terms present) in the fused score
     lexical_weight: float = 0.08
     # bounded learned prior: (salience - 0.5) * weight, salience in [0, 1]
     salience_weight: float = 0.06
@@ -34,6 +38,12 @@ class RankingPolicy:
     associated_min_strength: float = 0.2
     associated_max: int = 10
     association_half_life_days: float = 90.0
+    # procedures: applicability floor and margin (cosine of the cues to goal + summary + context),
+    # at most this many per page, and the weight of their helped/harmed record
+    procedure_floor: float = 0.35
+    procedure_margin: float = 0.25
+    procedures_per_page: int = 3
+    procedure_record_weight: float = 0.05
 
 
 DEFAULT_POLICY = RankingPolicy()
@@ -83,14 +93,19 @@ def merge_candidates(
     return pool
 
 
-def admit_direct(pool: dict[str, Candidate], policy: RankingPolicy = DEFAULT_POLICY) -> list[Candidate]:
-    """The relevance-qualified direct hits, best first."""
+def admit_direct(
+    pool: dict[str, Candidate], terms: list[str], policy: RankingPolicy = DEFAULT_POLICY
+) -> list[Candidate]:
+    """The relevance-qualified direct hits, best first.
+
+    The lexical signal is the share of the query's topical terms a memory contains — not BM25
+    normalised by the pool's best, which would call a lone match on a shared name a perfect one.
+    """
     if not pool:
         return []
-    max_bm25 = max((c.bm25 or 0.0) for c in pool.values())
     for cand in pool.values():
         cosine = cand.cosine if cand.cosine is not None else -1.0
-        lexical = (cand.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
+        lexical = term_coverage(terms, cand.content)
         prior = (min(max(cand.salience, 0.0), 1.0) - 0.5) * policy.salience_weight
         cand.score = cosine + policy.lexical_weight * lexical + prior
         cand.notes = {"cosine": cosine, "lexical": lexical, "prior": prior}
@@ -131,6 +146,34 @@ def order_associated(rows: Iterable[dict[str, object]], exclude: set[str]) -> li
         exclude.add(memory_id)
     out.sort(key=lambda c: (-(c.strength or 0.0), c.id))
     return out
+
+
+def procedure_record(helped: int, harmed: int) -> float:
+    """Evidence of a procedure's worth in (-1, 1); one harmed outweighs one helped."""
+    return math.tanh((helped - 1.5 * harmed) / 2.0)
+
+
+def rank_procedures(
+    rows: Iterable[dict[str, Any]], policy: RankingPolicy = DEFAULT_POLICY
+) -> list[dict[str, Any]]:
+    """Applicable procedures, best first: applicability plus a bounded bonus for their record, so
+    a proven procedure goes ahead of an equally applicable one that harmed."""
+    found = [dict(r) for r in rows]
+    if not found:
+        return []
+    best = max(float(r["cosine"]) for r in found)
+    admitted = [
+        r
+        for r in found
+        if float(r["cosine"]) >= policy.procedure_floor
+        and float(r["cosine"]) >= best - policy.procedure_margin
+    ]
+    for r in admitted:
+        r["score"] = float(r["cosine"]) + policy.procedure_record_weight * procedure_record(
+            int(r.get("helped") or 0), int(r.get("harmed") or 0)
+        )
+    admitted.sort(key=lambda r: (-r["score"], str(r["id"])))
+    return admitted[: policy.procedures_per_page]
 
 
 def _float(value: object, default: float) -> float:

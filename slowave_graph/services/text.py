@@ -80,3 +80,19 @@ def lucene_query(text: str, token: str) -> str | None:
         return None
     words = " ".join(f'"{term}"' for term in terms)
     return f"+scope_token:{token} +status:active +content:({words})"
+
+
+def _stem(word: str) -> str:
+    """A light plural/verb-suffix strip so 'tokens' meets 'token' and 'expired' meets 'expire'."""
+    for suffix in ("ies", "es", "s", "ing", "ed"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def term_coverage(terms: list[str], content: str) -> float:
+    """Share of the query's topical terms that occur in the content (0..1)."""
+    if not terms:
+        return 0.0
+    present = {_stem(w) for w in _WORD.findall(content.casefold())}
+    return sum(1 for t in terms if _stem(t) in present) / len(terms)

@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 
 from tests.conftest import Neo4jTarget, free_port
-from tests.mcp_helpers import activate, call, error, remember
+from tests.mcp_helpers import TOOL_NAMES, activate, call, error, remember
 
 pytestmark = pytest.mark.neo4j
 
@@ -55,7 +55,7 @@ async def test_stdio_server_over_bolt_and_routing_uri(neo4j: Neo4jTarget, scope:
     env["NEO4J_URI"] = neo4j.uri.replace("bolt://", f"{scheme}://")
     async with Client(stdio_params(env), client_info=CLIENT_INFO) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        assert names == {"slowave_activate", "slowave_remember"}
+        assert names == TOOL_NAMES
         await lifecycle(client, scope)
 
 

@@ -10,31 +10,40 @@ from slowave_graph.services.ranking import RankingPolicy, admit_direct, merge_ca
 POLICY = RankingPolicy(floor=0.4, margin=0.2, lexical_weight=0.1, salience_weight=0.0)
 
 
+TERMS = ["alpha", "beta"]
+
+
 def row(
-    id_: str, cosine: float | None = None, bm25: float | None = None, salience: float = 0.5
+    id_: str, cosine: float | None = None, bm25: float | None = None, salience: float = 0.5, content: str = ""
 ) -> dict[str, object]:
-    return {"id": id_, "content": id_, "type": "fact", "salience": salience, "cosine": cosine, "bm25": bm25}
+    fields = {"content": content or id_, "type": "fact", "salience": salience, "cosine": cosine, "bm25": bm25}
+    return {"id": id_, **fields}
 
 
 def test_off_topic_pool_admits_nothing() -> None:
     pool = merge_candidates([row("a", 0.2), row("b", 0.15), row("c", 0.3)], [])
-    assert admit_direct(pool, POLICY) == []
+    assert admit_direct(pool, TERMS, POLICY) == []
 
 
 def test_no_quota_everything_above_floor_within_margin() -> None:
     vector = [row(f"m{i}", 0.7 - i * 0.02) for i in range(9)]  # 0.70 … 0.54
-    admitted = admit_direct(merge_candidates(vector, []), POLICY)
+    admitted = admit_direct(merge_candidates(vector, []), TERMS, POLICY)
     assert [c.id for c in admitted] == [f"m{i}" for i in range(9)]
 
 
 def test_a_clearly_better_answer_pushes_out_weak_ones() -> None:
-    admitted = admit_direct(merge_candidates([row("best", 0.8), row("weak", 0.55)], []), POLICY)
+    admitted = admit_direct(merge_candidates([row("best", 0.8), row("weak", 0.55)], []), TERMS, POLICY)
     assert [c.id for c in admitted] == ["best"]
 
 
 def test_lexical_agreement_lifts_over_floor_but_not_the_margin() -> None:
-    pool = merge_candidates([row("a", 0.35), row("b", 0.36)], [row("a", 0.35, bm25=4.0)])
-    assert [c.id for c in admit_direct(pool, POLICY)] == ["a"]
+    pool = merge_candidates([row("a", 0.35, content="alpha beta"), row("b", 0.36)], [])
+    assert [c.id for c in admit_direct(pool, TERMS, POLICY)] == ["a"]
+
+
+def test_a_lone_shared_name_is_weak_lexical_evidence() -> None:
+    pool = merge_candidates([row("a", 0.36, content="alpha gamma delta")], [row("a", 0.36, bm25=9.0)])
+    assert admit_direct(pool, ["alpha", "zone", "servers", "time"], POLICY) == []
 
 
 def test_best_cosine_over_several_query_vectors() -> None:
@@ -47,7 +56,7 @@ def test_salience_orders_but_never_admits() -> None:
     pool = merge_candidates(
         [row("low", 0.60, salience=0.0), row("high", 0.59, salience=1.0), row("no", 0.39, salience=1.0)], []
     )
-    assert [c.id for c in admit_direct(pool, policy)] == ["high", "low"]
+    assert [c.id for c in admit_direct(pool, TERMS, policy)] == ["high", "low"]
 
 
 def test_pages_never_repeat_and_cover_everything() -> None:

@@ -1,0 +1,90 @@
+"""slowave_commit: close the task with its outcome, optionally as a reusable procedure."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from slowave_graph.contract.common import NonBlank, Output, SessionId, StrictInput, TaskContext
+
+Outcome = Literal["success", "partial", "failure"]
+TRAJECTORY_MAX = 32
+
+
+class Verification(StrictInput):
+    status: Literal["verified", "partially_verified", "unverified"] = Field(
+        description="How far the outcome was checked (tests run, output inspected, …)."
+    )
+    summary: NonBlank = Field(max_length=2_000, description="What was checked and how.")
+    evidence_refs: list[str] = Field(
+        max_length=20, description="Pointers to the evidence: test names, commands, files, URLs."
+    )
+
+
+class ProcedureStep(StrictInput):
+    summary: NonBlank = Field(max_length=1_000, description="One step, as an instruction.")
+
+
+class ProcedureIn(StrictInput):
+    summary: NonBlank = Field(max_length=2_000, description="The method in a sentence or two.")
+    context: TaskContext = Field(
+        description="When it applies (environment, tooling, language…): a JSON object, same rules as "
+        "task_context."
+    )
+    steps: list[ProcedureStep] = Field(min_length=1, max_length=30)
+    caveats: list[NonBlank] = Field(max_length=20, description="Failure modes and safety notes.")
+    deduplication_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Stable name of the method: a newer procedure with the same key in the scope replaces "
+        "the older one.",
+    )
+
+
+class TrajectoryEntry(StrictInput):
+    kind: Literal["action", "observation"]
+    summary: NonBlank = Field(max_length=1_000)
+    status: Literal["started", "succeeded", "failed", "unknown"]
+
+
+class CommitRequest(StrictInput):
+    session_id: SessionId
+    final_goal: NonBlank = Field(max_length=4_000, description="The goal as it stood at the end of the task.")
+    outcome: Outcome
+    outcome_summary: NonBlank = Field(max_length=4_000, description="What happened, in a few sentences.")
+    verification: Verification
+    procedure: ProcedureIn | None = Field(
+        None, description="A reusable method learned in this task (also worth recording after a failure)."
+    )
+    trajectory: list[TrajectoryEntry] | None = Field(
+        None,
+        max_length=TRAJECTORY_MAX,
+        description="Key actions and observations of the task (not calls to the memory tools).",
+    )
+
+
+class CommitResult(Output):
+    session_id: str
+    committed: bool
+    outcome: Outcome
+    feedback_status: Literal["complete"]
+    verification_status: str
+    episodes_formed: int
+    operation: Literal["closed", "updated"] = Field(
+        description="closed: this call ended the session; updated: it was already ended, its outcome was "
+        "updated."
+    )
+    procedure_id: str | None = None
+
+
+class OutstandingRetrieval(Output):
+    retrieval_id: str
+    memory_ids: list[str]
+    procedure_ids: list[str]
+    coverage_declared_complete: bool
+
+
+def outstanding_payload(rows: list[OutstandingRetrieval]) -> dict[str, Any]:
+    return {"outstanding": [r.model_dump() for r in rows]}

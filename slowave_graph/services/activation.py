@@ -1,0 +1,103 @@
+"""slowave_activate: open a session in a scope and prime working memory."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+
+from slowave_graph.contract.activate import ActivateRequest, ActivateResult
+from slowave_graph.contract.common import Warning_
+from slowave_graph.embedder import Embedder
+from slowave_graph.errors import invalid
+from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.services import text
+from slowave_graph.services.context import ClientInfo, new_id, utcnow
+from slowave_graph.services.ranking import DEFAULT_POLICY, RankingPolicy
+from slowave_graph.services.retrieval import (
+    Catalog,
+    Retriever,
+    accessible_field,
+    compact_procedure,
+    context_cue,
+    memory_item,
+)
+
+
+class ActivationService:
+    def __init__(
+        self,
+        repo: GraphRepository,
+        embedder: Embedder,
+        policy: RankingPolicy = DEFAULT_POLICY,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.repo = repo
+        self.policy = policy
+        self.clock = clock
+        self.retriever = Retriever(repo, embedder, policy, clock)
+
+    async def activate(self, req: ActivateRequest, client: ClientInfo) -> ActivateResult:
+        if req.continuity_id is not None:
+            owner = await self.repo.continuity_scope(req.continuity_id)
+            if owner is None:
+                raise invalid("unknown continuity_id; omit it to start a new line of work", "continuity_id")
+            if owner != req.scope:
+                raise invalid("continuity_id belongs to another scope", "continuity_id")
+
+        norm_key = text.scope_norm_key(req.scope)
+        state = await self.repo.scope_state(req.scope, norm_key)
+        if state.has_memories or state.has_procedures:
+            cues = [req.task, req.initial_goal, req.semantic_context or ""]
+            catalog = await self.retriever.build(
+                req.scope, cues, context_cue(req.task_context), req.page_size
+            )
+        else:
+            catalog = Catalog([], [], False, req.page_size)
+
+        now = self.clock()
+        retrieval_id = new_id("ctx")
+        kind, name = text.split_scope(req.scope)
+        frozen = catalog.freeze(retrieval_id)
+        opened = await self.repo.activate(
+            session={
+                "scope": req.scope, "scope_kind": kind, "scope_name": name, "norm_key": norm_key,
+                "continuity_id": req.continuity_id, "new_continuity_id": new_id("cont"),
+                "task": req.task, "initial_goal": req.initial_goal,
+                "task_context": json.dumps(req.task_context) if req.task_context is not None else None,
+                "semantic_context": req.semantic_context, "client_name": client.name,
+                "client_version": client.version, "now": now,
+            },
+            retrieval={
+                "scope": req.scope, "kind": "activate", "query": req.task,
+                "policy_version": self.policy.version, "now": now, **frozen,
+            },
+        )  # fmt: skip
+        if opened is None:  # the continuity line vanished or moved between check and write
+            raise invalid("continuity_id is not usable for this scope", "continuity_id")
+
+        warnings = []
+        if state.variants:
+            warnings.append(
+                Warning_(
+                    code="scope_fragmentation",
+                    message=f"scope {req.scope!r} looks like a variant of {', '.join(state.variants)}; "
+                    "memories are not shared between them — use one spelling",
+                )
+            )
+        return ActivateResult(
+            retrieval_id=retrieval_id,
+            session_id=opened["session_id"],
+            memory_state="available" if state.has_memories or state.has_procedures else "cold_start",
+            memories=[memory_item(c) for c in catalog.page(1)],
+            procedures=[compact_procedure(p) for p in catalog.procedures],
+            warnings=warnings,
+            continuity_id=opened["continuity_id"],
+            continuity_state="continued" if req.continuity_id else "started",
+            retrieval_policy_version=self.policy.version,
+            relevant_total=len(catalog.memories),
+            catalog_truncated=catalog.truncated,
+            more_available=frozen["cursor_id"] is not None,
+            continue_from=frozen["cursor_id"],
+            accessible_field=accessible_field(catalog.after(1)),
+        )

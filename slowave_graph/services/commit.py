@@ -1,0 +1,101 @@
+"""slowave_commit: close a task — feedback preflight, trajectory, episode, procedure."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from slowave_graph.contract.commit import CommitRequest, CommitResult, TrajectoryEntry
+from slowave_graph.embedder import Embedder
+from slowave_graph.errors import invalid
+from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.services import text
+from slowave_graph.services.context import ClientInfo, utcnow
+from slowave_graph.services.retrieval import context_cue
+
+# Entries about the memory tools themselves are bookkeeping, not evidence about the task.
+_MEMORY_TOOL = re.compile(
+    r"\bslowave_(activate|remember|recall|feedback|commit)\b|\bslowave[- ]graph\b", re.I
+)
+
+
+def task_entries(trajectory: list[TrajectoryEntry] | None) -> list[dict[str, Any]]:
+    kept = [e for e in trajectory or [] if not _MEMORY_TOOL.search(e.summary)]
+    return [
+        {"kind": e.kind, "summary": e.summary, "status": e.status, "position": i} for i, e in enumerate(kept)
+    ]
+
+
+def episode_text(task: str | None, req: CommitRequest, entries: list[dict[str, Any]]) -> str:
+    lines = [
+        f"Task: {task or '(not recorded)'}",
+        f"Final goal: {req.final_goal}",
+        f"Outcome: {req.outcome} — {req.outcome_summary}",
+        f"Verification: {req.verification.status} — {req.verification.summary}",
+    ]
+    if req.verification.evidence_refs:
+        lines.append("Evidence: " + "; ".join(req.verification.evidence_refs))
+    if entries:
+        lines.append("Trajectory:")
+        lines.extend(f"- [{e['kind']}/{e['status']}] {e['summary']}" for e in entries)
+    return "\n".join(lines)
+
+
+class CommitService:
+    def __init__(
+        self, repo: GraphRepository, embedder: Embedder, clock: Callable[[], datetime] = utcnow
+    ) -> None:
+        self.repo = repo
+        self.embedder = embedder
+        self.clock = clock
+
+    async def commit(self, req: CommitRequest, client: ClientInfo) -> CommitResult:
+        session = await self.repo.session_for_commit(req.session_id)
+        if session is None:
+            raise invalid(f"unknown session_id {req.session_id!r}", "session_id")
+        entries = task_entries(req.trajectory)
+        procedure = None
+        if req.procedure is not None:
+            p = req.procedure
+            steps = [s.summary for s in p.steps]
+            [embedding] = await self.embedder.aembed(
+                [f"{req.final_goal}. {p.summary} {context_cue(p.context)}".strip()]
+            )
+            procedure = {
+                "goal": req.final_goal, "summary": p.summary, "context": json.dumps(p.context),
+                "context_text": context_cue(p.context), "steps": steps, "steps_text": "\n".join(steps),
+                "caveats": list(p.caveats), "deduplication_key": p.deduplication_key, "outcome": req.outcome,
+                "outcome_summary": req.outcome_summary, "embedding": embedding,
+                "scope_token": text.scope_token(session["scope"]),
+                "verification_status": req.verification.status,
+            }  # fmt: skip
+        written = await self.repo.commit(
+            session_id=req.session_id,
+            trajectory=entries,
+            episode={"content": episode_text(session.get("task"), req, entries), "outcome": req.outcome},
+            procedure=procedure,
+            close={
+                "final_goal": req.final_goal,
+                "outcome": req.outcome,
+                "outcome_summary": req.outcome_summary,
+                "verification_status": req.verification.status,
+                "verification_summary": req.verification.summary,
+                "verification_refs": list(req.verification.evidence_refs),
+            },
+            client_name=client.name,
+            client_version=client.version,
+            now=self.clock(),
+        )
+        return CommitResult(
+            session_id=req.session_id,
+            committed=True,
+            outcome=req.outcome,
+            feedback_status="complete",
+            verification_status=req.verification.status,
+            episodes_formed=written["episodes_formed"],
+            operation="closed" if session["status"] == "open" else "updated",
+            procedure_id=written["procedure_id"],
+        )

@@ -1,0 +1,292 @@
+"""slowave_feedback: check each assessment on its own, append it to the ledger, learn from it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from slowave_graph.contract.common import ErrorCode
+from slowave_graph.contract.feedback import (
+    MEMORY_ASSESSMENTS,
+    PROCEDURE_USES,
+    RELEVANCE,
+    STALE_REASONS,
+    Applied,
+    Coverage,
+    FeedbackBatchResult,
+    FeedbackItem,
+    FeedbackItemResult,
+    FeedbackRequest,
+    FeedbackResult,
+    MemoryFeedbackEntry,
+    Outstanding,
+    ProcedureFeedbackEntry,
+    Rejection,
+    SalienceChange,
+)
+from slowave_graph.errors import ServiceError, unavailable
+from slowave_graph.graph.database import DatabaseUnavailable
+from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.services.context import ClientInfo, utcnow
+
+NEUTRAL_MEMORY = {"not_used", "unassessable", "irrelevant", "already_known"}
+
+HINTS = {
+    "target_not_exposed": "only targets this retrieval showed (including continuation pages already served) "
+    "can be assessed",
+    "invalid_memory_assessment": "use one of: " + ", ".join(MEMORY_ASSESSMENTS),
+    "invalid_relevance": "use relevant, irrelevant or uncertain, or omit relevance",
+    "used_requires_helped_no_effect_or_harmed_effect": "for used give effect helped, no_effect or harmed "
+    "(omitted means helped)",
+    "neutral_requires_unknown_or_absent_effect": "effect belongs to used; omit it or send unknown",
+    "unassessable_requires_reason": "say in reason why usage cannot be assessed",
+    "stale_requires_reason": "say in reason why the memory is no longer true",
+    "stale_requires_valid_stale_reason": "stale_reason must be one of: " + ", ".join(STALE_REASONS),
+    "superseded_requires_replacement_memory_id": "remember the corrected claim first, then pass its id as "
+    "replacement_memory_id",
+    "replacement_not_found": "replacement_memory_id must name an existing memory",
+    "replacement_scope_mismatch": "the replacement must be in the retrieval's scope",
+    "replacement_not_current": "the replacement must be an active memory other than the one marked stale",
+    "stale_fields_require_stale": "stale_reason and replacement_memory_id belong to assessment stale",
+    "replacement_requires_superseded": "replacement_memory_id is only for stale_reason superseded",
+    "invalid_procedure_use": "use one of: " + ", ".join(PROCEDURE_USES),
+    "invalid_effect": "effect must be helped, no_effect, harmed or unknown",
+    "used_procedure_requires_contribution": "for used, describe in contribution how the procedure "
+    "contributed",
+    "neutral_forbids_contribution": "contribution belongs to used; omit it for not_used/unassessable",
+    "incomplete_coverage": "assess every outstanding target and correct rejected entries, then declare "
+    "coverage complete again",
+}
+
+
+def _blank(value: str | None) -> bool:
+    return value is None or not value.strip()
+
+
+def memory_rejection(
+    entry: MemoryFeedbackEntry, ctx: dict[str, Any], memories: dict[str, dict[str, Any]]
+) -> tuple[str, str] | None:
+    """(reason, field) when this entry cannot be accepted, else None. First failing rule wins."""
+    if entry.memory_id not in ctx["exposed_memories"]:
+        return "target_not_exposed", "memory_id"
+    if entry.assessment not in MEMORY_ASSESSMENTS:
+        return "invalid_memory_assessment", "assessment"
+    if entry.relevance is not None and entry.relevance not in RELEVANCE:
+        return "invalid_relevance", "relevance"
+    if entry.assessment == "used":
+        if entry.effect not in (None, "helped", "no_effect", "harmed"):
+            return "used_requires_helped_no_effect_or_harmed_effect", "effect"
+    elif entry.effect not in (None, "unknown"):
+        return "neutral_requires_unknown_or_absent_effect", "effect"
+    if entry.assessment != "stale":
+        if entry.stale_reason is not None or entry.replacement_memory_id is not None:
+            return (
+                "stale_fields_require_stale",
+                "stale_reason" if entry.stale_reason else "replacement_memory_id",
+            )
+        if entry.assessment == "unassessable" and _blank(entry.reason):
+            return "unassessable_requires_reason", "reason"
+        return None
+    if _blank(entry.reason):
+        return "stale_requires_reason", "reason"
+    if entry.stale_reason not in STALE_REASONS:
+        return "stale_requires_valid_stale_reason", "stale_reason"
+    if entry.stale_reason != "superseded":
+        return (
+            ("replacement_requires_superseded", "replacement_memory_id")
+            if entry.replacement_memory_id
+            else None
+        )
+    if _blank(entry.replacement_memory_id):
+        return "superseded_requires_replacement_memory_id", "replacement_memory_id"
+    replacement = memories.get(str(entry.replacement_memory_id))
+    if replacement is None:
+        return "replacement_not_found", "replacement_memory_id"
+    if replacement["scope"] != ctx["scope"]:
+        return "replacement_scope_mismatch", "replacement_memory_id"
+    if replacement["status"] != "active" or replacement["id"] == entry.memory_id:
+        return "replacement_not_current", "replacement_memory_id"
+    return None
+
+
+def procedure_rejection(entry: ProcedureFeedbackEntry, ctx: dict[str, Any]) -> tuple[str, str] | None:
+    if entry.procedure_id not in ctx["exposed_procedures"]:
+        return "target_not_exposed", "procedure_id"
+    if entry.use not in PROCEDURE_USES:
+        return "invalid_procedure_use", "use"
+    if entry.effect not in (None, "helped", "no_effect", "harmed", "unknown"):
+        return "invalid_effect", "effect"
+    if entry.use == "used":
+        return (
+            ("used_procedure_requires_contribution", "contribution") if _blank(entry.contribution) else None
+        )
+    if entry.effect not in (None, "unknown"):
+        return "neutral_requires_unknown_or_absent_effect", "effect"
+    if entry.contribution is not None:
+        return "neutral_forbids_contribution", "contribution"
+    if entry.use == "unassessable" and _blank(entry.reason):
+        return "unassessable_requires_reason", "reason"
+    return None
+
+
+@dataclass
+class _Plan:
+    events: list[dict[str, Any]]
+    rejections: list[Rejection]
+    retire: list[dict[str, Any]]
+    neutral: list[str]
+
+
+def plan_item(item: FeedbackItem, ctx: dict[str, Any]) -> _Plan:
+    """Decide, entry by entry, what is accepted and what is rejected (pure)."""
+    memories = {m["id"]: m for m in ctx["memories"]}
+    procedures = {p["id"]: p for p in ctx["procedures"]}
+    plan = _Plan([], [], [], [])
+
+    def add(
+        index: int, kind: str, target: str, props: dict[str, Any], problem: tuple[str, str] | None
+    ) -> None:
+        if problem is not None:
+            reason, field = problem
+            plan.rejections.append(
+                Rejection(target_id=target, reason=reason, field=field, hint=HINTS[reason])
+            )
+            known = memories if kind == "memory" else procedures
+            if target in known and known[target]["scope"] == ctx["scope"]:
+                # the ledger also keeps rejected assessments of this scope's targets
+                props = {**props, "status": "rejected", "rejection_reason": reason}
+            else:
+                return
+        else:
+            props = {**props, "status": "accepted"}
+        plan.events.append({"index": index, "target_kind": kind, "target_id": target,
+                            "properties": {k: v for k, v in props.items() if v is not None}})  # fmt: skip
+
+    index = 0
+    for m in item.memory_feedback:
+        problem = memory_rejection(m, ctx, memories)
+        effect = m.effect
+        if problem is None and m.assessment == "used" and effect is None:
+            effect = "helped"  # absent means helped
+        add(index, "memory", m.memory_id, {
+            "assessment": m.assessment, "relevance": m.relevance, "effect": effect,
+            "stale_reason": m.stale_reason, "replacement_memory_id": m.replacement_memory_id,
+            "reason": m.reason, "coverage": item.coverage,
+        }, problem)  # fmt: skip
+        if problem is None:
+            if m.assessment == "stale":
+                plan.retire.append(
+                    {"index": index, "memory_id": m.memory_id, "stale_reason": m.stale_reason,
+                     "reason": m.reason, "replacement_id": m.replacement_memory_id}
+                )  # fmt: skip
+            elif m.assessment in NEUTRAL_MEMORY:
+                plan.neutral.append(m.memory_id)
+        index += 1
+    for p in item.procedure_feedback:
+        problem = procedure_rejection(p, ctx)
+        add(index, "procedure", p.procedure_id, {
+            "use": p.use, "effect": p.effect or ("unknown" if p.use == "used" else None),
+            "contribution": p.contribution, "reason": p.reason, "coverage": item.coverage,
+        }, problem)  # fmt: skip
+        if problem is None and p.use != "used":
+            plan.neutral.append(p.procedure_id)
+        index += 1
+    return plan
+
+
+class FeedbackService:
+    def __init__(self, repo: GraphRepository, clock: Callable[[], datetime] = utcnow) -> None:
+        self.repo = repo
+        self.clock = clock
+
+    async def feedback(
+        self, req: FeedbackRequest, client: ClientInfo
+    ) -> FeedbackResult | FeedbackBatchResult:
+        items = req.feedback_items()
+        if req.items is None:
+            return await self.apply(items[0], client)
+        results = []
+        for item in items:  # each item is its own transaction: one failure fails only its item
+            try:
+                results.append(FeedbackItemResult(ok=True, data=await self.apply(item, client)))
+            except ServiceError as exc:
+                results.append(FeedbackItemResult(ok=False, error=exc.body().model_dump(exclude_none=True)))
+            except DatabaseUnavailable as exc:
+                error = unavailable(str(exc)).body().model_dump(exclude_none=True)
+                results.append(FeedbackItemResult(ok=False, error=error))
+        return FeedbackBatchResult(results=results)
+
+    async def apply(self, item: FeedbackItem, client: ClientInfo) -> FeedbackResult:
+        memory_ids = [m.memory_id for m in item.memory_feedback] + [
+            m.replacement_memory_id for m in item.memory_feedback if m.replacement_memory_id
+        ]
+        procedure_ids = [p.procedure_id for p in item.procedure_feedback]
+        ctx = await self.repo.feedback_context(item.retrieval_id, memory_ids, procedure_ids)
+        if ctx is None:
+            raise ServiceError(
+                ErrorCode.not_found, f"unknown retrieval_id {item.retrieval_id!r}", retryable=False
+            )
+        plan = plan_item(item, ctx)
+        declare = item.coverage == "complete" and not plan.rejections
+        written = await self.repo.record_feedback(
+            retrieval_id=item.retrieval_id,
+            events=plan.events,
+            retire=plan.retire,
+            retrieval_quality=item.retrieval_quality,
+            missing=item.missing,
+            declare_complete=declare,
+            client_name=client.name,
+            client_version=client.version,
+            now=self.clock(),
+        )
+        coverage = written.coverage
+        rejected = list(plan.rejections)
+        # complete is achieved when a complete declaration covers every exposure (now or earlier);
+        # a complete request with anything unassessed or rejected is reported as partial.
+        achieved: Coverage = "complete" if coverage["complete"] else "partial"
+        if item.coverage == "complete" and (plan.rejections or not coverage["complete"]):
+            achieved = "partial"
+            rejected.append(
+                Rejection(
+                    target_id=item.retrieval_id,
+                    reason="incomplete_coverage",
+                    field="coverage",
+                    hint=HINTS["incomplete_coverage"],
+                )
+            )
+        return FeedbackResult(
+            retrieval_id=item.retrieval_id,
+            coverage=achieved,
+            requested_coverage=item.coverage,
+            outstanding=Outstanding(
+                memory_ids=coverage["memory_ids"], procedure_ids=coverage["procedure_ids"]
+            ),
+            accepted_event_ids=[r["event_id"] for r in written.recorded if r["status"] == "accepted"],
+            rejected=rejected,
+            applied=_applied(written.learning, plan.neutral, written.retired),
+        )
+
+
+def _applied(learning: list[dict[str, Any]], neutral: list[str], retired: list[str]) -> Applied:
+    strengthened, weakened, unchanged = [], [], []
+    for row in learning:
+        before = float(row["before"] if row["before"] is not None else 0.5)
+        after = float(row["after"])
+        if row["id"] in neutral or row["id"] in retired:
+            continue
+        change = SalienceChange(target_id=row["id"], before=round(before, 6), after=round(after, 6))
+        if after > before + 1e-9:
+            strengthened.append(change)
+        elif after < before - 1e-9:
+            weakened.append(change)
+        else:
+            unchanged.append(row["id"])
+    return Applied(
+        strengthened=strengthened,
+        weakened=weakened,
+        unchanged=unchanged,
+        neutral=sorted(set(neutral)),
+        stale=retired,
+    )

@@ -1,0 +1,112 @@
+"""slowave_remember: store durable claims as Memory nodes derived from Events."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from slowave_graph.contract.common import ErrorCode, parse_rfc3339
+from slowave_graph.contract.remember import (
+    RememberBatchResult,
+    RememberItemResult,
+    RememberRequest,
+    RememberResult,
+)
+from slowave_graph.embedder import Embedder
+from slowave_graph.errors import ServiceError
+from slowave_graph.graph.database import DatabaseUnavailable
+from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.services import text
+from slowave_graph.services.context import ClientInfo, utcnow
+
+log = logging.getLogger(__name__)
+
+
+class RememberService:
+    def __init__(
+        self, repo: GraphRepository, embedder: Embedder, clock: Callable[[], datetime] = utcnow
+    ) -> None:
+        self.repo = repo
+        self.embedder = embedder
+        self.clock = clock
+
+    async def remember(
+        self, req: RememberRequest, client: ClientInfo
+    ) -> RememberResult | RememberBatchResult:
+        items = req.items()
+        vectors = await self.embedder.aembed([item.content for item in items])
+        rows = [
+            {
+                "index": index,
+                "content": item.content,
+                "type": item.type,
+                "occurred_at": parse_rfc3339(item.occurred_at) if item.occurred_at else None,
+                "active_key": text.active_key(req.scope, item.content),
+                "content_hash": text.content_hash(item.content),
+                "embedding": vector,
+            }
+            for index, (item, vector) in enumerate(zip(items, vectors, strict=True))
+        ]
+        written = await self._write_memories(req, rows, client)
+        if req.memories is None:
+            result = written[0]
+            assert isinstance(result, RememberResult)
+            return result
+        return RememberBatchResult(
+            results=[
+                RememberItemResult(index=i, ok=True, data=r)
+                if isinstance(r, RememberResult)
+                else RememberItemResult(index=i, ok=False, error=r.body())
+                for i, r in enumerate(written)
+            ]
+        )
+
+    async def _write_memories(
+        self, req: RememberRequest, rows: list[dict[str, Any]], client: ClientInfo
+    ) -> list[RememberResult | ServiceError]:
+        try:
+            return [self._remembered(req, r) for r in await self._store(req, rows, client)]
+        except (ServiceError, DatabaseUnavailable):
+            raise
+        except Exception as exc:
+            if len(rows) == 1:
+                raise
+            # A batch is not all-or-nothing: store item by item so one bad item fails alone.
+            log.warning("batch remember failed as a whole (%s); storing items one by one", exc)
+        results: list[RememberResult | ServiceError] = []
+        for row in rows:
+            try:
+                stored = await self._store(req, [row], client)
+                results.append(self._remembered(req, stored[0]))
+            except (ServiceError, DatabaseUnavailable):
+                raise
+            except Exception as exc:
+                log.exception("remember item %s failed", row["index"])
+                results.append(ServiceError(ErrorCode.storage_error, f"storing this memory failed: {exc}"))
+        return results
+
+    async def _store(
+        self, req: RememberRequest, rows: list[dict[str, Any]], client: ClientInfo
+    ) -> list[dict[str, Any]]:
+        return await self.repo.remember(
+            session_id=req.session_id,
+            scope=req.scope,
+            scope_token=text.scope_token(req.scope),
+            items=rows,
+            client_name=client.name,
+            client_version=client.version,
+            now=self.clock(),
+        )
+
+    @staticmethod
+    def _remembered(req: RememberRequest, row: dict[str, Any]) -> RememberResult:
+        return RememberResult(
+            stored=True,
+            memory_id=row["memory_id"],
+            disposition="created" if row["created"] else "matched",
+            type=row["type"],
+            scope=req.scope,
+            source_event_id=row["event_id"],
+        )

@@ -1,0 +1,335 @@
+"""Building frozen retrieval catalogs, serving their pages, and slowave_recall.
+
+activate and recall share this machinery: cues → direct hits (vector + full-text) → associated hits
+→ a frozen catalog of memories (paged by ``paginate``) plus at most three procedures on page 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from slowave_graph.contract.recall import EvidenceRecord, RecallRequest, RecallResult, SourceRef
+from slowave_graph.contract.retrieval import (
+    AccessibleField,
+    CompactProcedure,
+    Contribution,
+    FullProcedure,
+    MemoryItem,
+    ProcedureTallies,
+    Provenance,
+)
+from slowave_graph.embedder import Embedder
+from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.services import text
+from slowave_graph.services.context import ClientInfo, cursor_id, new_id, unix, utcnow
+from slowave_graph.services.paging import paginate
+from slowave_graph.services.ranking import (
+    DEFAULT_POLICY,
+    Candidate,
+    RankingPolicy,
+    admit_direct,
+    merge_candidates,
+    order_associated,
+    rank_procedures,
+)
+
+EVIDENCE_LIMIT = 8
+EVIDENCE_CONTENT_MAX = 1_000
+MEMORY_CONTENT_MAX = 500
+FAILED_CAVEAT = "Caution: the last recorded use of this procedure ended in failure: {summary}"
+
+
+@dataclass
+class Catalog:
+    """A relevance-qualified result, ready to be frozen."""
+
+    memories: list[Candidate]
+    procedures: list[dict[str, Any]]
+    truncated: bool
+    page_size: int
+    pages: list[list[int]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pages = paginate([c.pathway for c in self.memories], self.page_size)
+
+    def page(self, number: int) -> list[Candidate]:
+        return [self.memories[i] for i in self.pages[number - 1]] if len(self.pages) >= number else []
+
+    def after(self, number: int) -> list[Candidate]:
+        return [self.memories[i] for page in self.pages[number:] for i in page]
+
+    def freeze(self, retrieval_id: str) -> dict[str, Any]:
+        """Parameters of create_retrieval for this catalog with page 1 served."""
+        first = self.pages[0] if self.pages else []
+        return {
+            "retrieval_id": retrieval_id,
+            "catalog_ids": [c.id for c in self.memories],
+            "catalog_pathways": [c.pathway for c in self.memories],
+            "relevant_total": len(self.memories),
+            "catalog_truncated": self.truncated,
+            "page_size": self.page_size,
+            "page_memories": [
+                {"id": self.memories[i].id, "rank": i + 1, "pathway": self.memories[i].pathway} for i in first
+            ],
+            "page_procedures": [{"id": p["id"], "rank": n + 1} for n, p in enumerate(self.procedures)],
+            "cursor_id": cursor_id(retrieval_id, 2) if len(self.pages) > 1 else None,
+        }
+
+
+def memory_item(cand: Candidate) -> MemoryItem:
+    return MemoryItem(
+        memory_id=cand.id,
+        content=cand.content[:MEMORY_CONTENT_MAX],
+        pathway="associated" if cand.pathway == "associated" else "direct",
+        provenance=Provenance(
+            source_kind="event", integration=cand.integration, integration_version=cand.integration_version
+        ),
+    )
+
+
+def accessible_field(rest: list[Candidate]) -> AccessibleField | dict[str, int]:
+    """Size hints about catalog items not yet served; never their content."""
+    if not rest:
+        return {}
+    return AccessibleField(
+        extra_candidates=len(rest),
+        kinds=dict(Counter(c.type for c in rest)),
+        approx_extra_tokens=sum(len(c.content) for c in rest) // 4 + 1,
+    )
+
+
+def caveats_of(caveats: list[str] | None, outcome: str | None, outcome_summary: str | None) -> list[str]:
+    """Stored caveats, headed by a caution when the procedure's last recorded use failed."""
+    out = list(caveats or [])
+    if outcome == "failure":
+        out.insert(0, FAILED_CAVEAT.format(summary=outcome_summary or "no summary recorded"))
+    return out
+
+
+def compact_procedure(row: dict[str, Any]) -> CompactProcedure:
+    return CompactProcedure(
+        procedure_id=row["id"],
+        goal=row["goal"],
+        summary=row["summary"],
+        outcome=row["outcome"] or "unknown",
+        outcome_summary=row["outcome_summary"] or "",
+        caveats=caveats_of(row.get("caveats"), row["outcome"], row["outcome_summary"]),
+    )
+
+
+def context_cue(context: dict[str, Any] | None) -> str:
+    """Scalar values of a task_context as words for the lexical query."""
+    if not context:
+        return ""
+    words: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str | int | float) and not isinstance(value, bool):
+            words.append(str(value))
+
+    walk(context)
+    return " ".join(words)
+
+
+def merge_context(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Deep merge: new keys win, nested objects merge."""
+    merged = dict(old)
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_context(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+class Retriever:
+    """Finds what qualifies for a set of cues and reads what a page shows."""
+
+    def __init__(
+        self, repo: GraphRepository, embedder: Embedder, policy: RankingPolicy, clock: Callable[[], datetime]
+    ):
+        self.repo = repo
+        self.embedder = embedder
+        self.policy = policy
+        self.clock = clock
+
+    async def build(self, scope: str, cues: list[str], lexical_extra: str, page_size: int) -> Catalog:
+        cues = list(dict.fromkeys(c.strip() for c in cues if c and c.strip()))
+        embeddings = await self.embedder.aembed(cues)
+        lucene = text.lucene_query(" ".join([*cues, lexical_extra]), text.scope_token(scope))
+        found = await self.repo.search_direct(
+            scope=scope, embeddings=embeddings, lucene=lucene, k=self.policy.candidate_k
+        )
+        terms = text.query_terms(" ".join(cues))
+        direct = admit_direct(merge_candidates(found.vector, found.fulltext), terms, self.policy)
+        associated_rows = await self.repo.search_associated(
+            scope=scope,
+            seed_ids=[c.id for c in direct],
+            now=self.clock(),
+            min_strength=self.policy.associated_min_strength,
+            half_life_days=self.policy.association_half_life_days,
+            k=self.policy.associated_max,
+        )
+        associated = order_associated(associated_rows, exclude={c.id for c in direct})
+        procedures = rank_procedures(
+            await self.repo.search_procedures(
+                scope=scope, embeddings=embeddings, floor=self.policy.procedure_floor, k=20
+            ),
+            self.policy,
+        )
+        return Catalog(direct + associated, procedures, found.truncated, page_size)
+
+    async def evidence(self, memory_ids: list[str], mode: str) -> tuple[list[EvidenceRecord], bool]:
+        rows = await self.repo.evidence_for_memories(memory_ids, EVIDENCE_LIMIT)
+        records = []
+        for row in rows[:EVIDENCE_LIMIT]:
+            kind: Literal["episode", "event"] = "episode" if row["is_episode"] else "event"
+            number = int(str(row["id"]).split("_", 1)[1])
+            recorded = unix(row["recorded_at"])
+            record = EvidenceRecord(
+                evidence_id=row["id"],
+                source_kind=kind,
+                recorded_at=recorded,
+                occurred_at=unix(row["occurred_at"]) or recorded,
+                source_ref=SourceRef(kind=kind, id=number),
+            )
+            if mode == "full":
+                content = str(row["content"] or "")
+                record.content = content[:EVIDENCE_CONTENT_MAX]
+                record.truncated = len(content) > EVIDENCE_CONTENT_MAX
+            records.append(record)
+        return records, len(rows) > EVIDENCE_LIMIT
+
+    async def full_procedures(self, ids: list[str]) -> list[FullProcedure]:
+        rows = await self.repo.procedure_details(ids)
+        out = []
+        for row in rows:
+            contributions = [
+                Contribution(
+                    effect=c["effect"],
+                    contribution=c["contribution"] or "",
+                    outcome=c["outcome"],
+                    outcome_summary=c["outcome_summary"],
+                    occurred_at=unix(c["occurred_at"]),
+                )
+                for c in row["contributions"]
+                if c is not None
+            ]
+            out.append(
+                FullProcedure(
+                    procedure_id=row["id"],
+                    goal=row["goal"],
+                    summary=row["summary"],
+                    context=json.loads(row["context"] or "{}"),
+                    steps=list(row["steps"] or []),
+                    caveats=caveats_of(row["caveats"], row["outcome"], row["outcome_summary"]),
+                    outcome=row["outcome"] or "unknown",
+                    outcome_summary=row["outcome_summary"] or "",
+                    created_at=unix(row["created_at"]),
+                    evidence=ProcedureTallies(**row["tallies"]),
+                    contributions=contributions,
+                )
+            )
+        return out
+
+
+class RecallService:
+    def __init__(
+        self,
+        repo: GraphRepository,
+        embedder: Embedder,
+        policy: RankingPolicy = DEFAULT_POLICY,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.repo = repo
+        self.policy = policy
+        self.clock = clock
+        self.retriever = Retriever(repo, embedder, policy, clock)
+
+    async def recall(self, req: RecallRequest, client: ClientInfo) -> RecallResult:
+        if req.continue_from is not None:
+            return await self._continue(req, req.continue_from)
+        assert req.query is not None
+        context = await self.repo.touch_session(
+            session_id=req.session_id, scope=req.scope, now=self.clock(), context_update=req.task_context,
+            merge=merge_context,
+        )  # fmt: skip
+        catalog = await self.retriever.build(
+            req.scope, [req.query, req.semantic_context or ""], context_cue(context), req.page_size or 5
+        )
+        retrieval_id = new_id("rec")
+        await self.repo.create_retrieval(
+            session_id=req.session_id,
+            scope=req.scope,
+            kind="recall",
+            query=req.query,
+            policy_version=self.policy.version,
+            now=self.clock(),
+            **catalog.freeze(retrieval_id),
+        )
+        first = catalog.page(1)
+        mode = req.evidence or "references"
+        evidence, evidence_truncated = await self.retriever.evidence([c.id for c in first], mode)
+        frozen = catalog.freeze(retrieval_id)
+        return RecallResult(
+            retrieval_id=retrieval_id,
+            memories=[memory_item(c) for c in first],
+            procedures=await self.retriever.full_procedures([p["id"] for p in catalog.procedures]),
+            evidence=evidence,
+            evidence_mode=mode,
+            evidence_truncated=evidence_truncated,
+            retrieval_policy_version=self.policy.version,
+            relevant_total=len(catalog.memories),
+            catalog_truncated=catalog.truncated,
+            more_available=frozen["cursor_id"] is not None,
+            continue_from=frozen["cursor_id"],
+            accessible_field=accessible_field(catalog.after(1)),
+        )
+
+    async def _continue(self, req: RecallRequest, cursor: str) -> RecallResult:
+        served = await self.repo.serve_cursor(
+            cursor_id=cursor, session_id=req.session_id, scope=req.scope, now=self.clock(), page_of=paginate,
+            next_cursor=cursor_id,
+        )  # fmt: skip
+        rows = {r["id"]: r for r in await self.repo.memories_by_id(served.page_ids + served.rest_ids)}
+        pathways = dict(zip(served.catalog_ids, served.catalog_pathways, strict=True))
+        page = [_candidate(rows[i], pathways[i]) for i in served.page_ids if i in rows]
+        rest = [_candidate(rows[i], pathways[i]) for i in served.rest_ids if i in rows]
+        mode = req.evidence or "references"
+        evidence, evidence_truncated = await self.retriever.evidence(served.page_ids, mode)
+        return RecallResult(
+            retrieval_id=served.retrieval_id,
+            memories=[memory_item(c) for c in page],
+            procedures=[],
+            evidence=evidence,
+            evidence_mode=mode,
+            evidence_truncated=evidence_truncated,
+            retrieval_policy_version=served.policy_version,
+            relevant_total=served.relevant_total,
+            catalog_truncated=served.catalog_truncated,
+            more_available=served.next_cursor_id is not None,
+            continue_from=served.next_cursor_id,
+            accessible_field=accessible_field(rest),
+        )
+
+
+def _candidate(row: dict[str, Any], pathway: str) -> Candidate:
+    return Candidate(
+        id=row["id"],
+        content=row["content"],
+        type=row["type"],
+        integration=row.get("integration"),
+        integration_version=row.get("integration_version"),
+        pathway=pathway,
+    )
