@@ -57,13 +57,12 @@ RETURN count(m) AS scope_count,
 // name: fulltext_search
 // BM25 over memory text. $lucene requires scope_token and status:active inside the index (see
 // fulltext_memory in schema.cypher); the WHERE repeats the check on the real properties.
-// Each lexical hit also gets its best cosine to the query vectors, so admission can judge it on
+// Each lexical hit also gets its cosine to every query vector (cue), so admission judges it on
 // the same scale as the vector hits.
 CALL db.index.fulltext.queryNodes('memory_text', $lucene, {limit: $k}) YIELD node AS m, score
 WHERE m.scope = $scope AND m.status = 'active'
-WITH m, score, [e IN $embeddings | 2 * vector.similarity.cosine(m.embedding, e) - 1] AS similarities
 RETURN m.id AS id, score AS bm25,
-       reduce(best = -1.0, s IN similarities | CASE WHEN s > best THEN s ELSE best END) AS cosine,
+       [e IN $embeddings | 2 * vector.similarity.cosine(m.embedding, e) - 1] AS similarities,
        m.content AS content, m.type AS type,
        m.salience AS salience, m.integration AS integration,
        m.integration_version AS integration_version;

@@ -350,8 +350,10 @@ class GraphRepository:
         now: datetime,
     ) -> FeedbackWrite:
         """One transaction: the ledger events, retirements, recomputed learning, coverage."""
-        memory_ids = sorted({e["target_id"] for e in events if e["target_kind"] == "memory"})
-        procedure_ids = sorted({e["target_id"] for e in events if e["target_kind"] == "procedure"})
+        # learning is recomputed only where an accepted assessment can have changed it
+        accepted = [e for e in events if e["properties"]["status"] == "accepted"]
+        memory_ids = sorted({e["target_id"] for e in accepted if e["target_kind"] == "memory"})
+        procedure_ids = sorted({e["target_id"] for e in accepted if e["target_kind"] == "procedure"})
 
         async def work(tx: AsyncManagedTransaction) -> FeedbackWrite:
             recorded: list[dict[str, Any]] = []

@@ -59,7 +59,8 @@ class Candidate:
     salience: float = 0.5
     integration: str | None = None
     integration_version: str | None = None
-    cosine: float | None = None  # best over the query vectors
+    cosine: float | None = None  # best over the cues
+    cosines: dict[int, float] = field(default_factory=dict)  # per cue (query vector)
     bm25: float | None = None
     strength: float | None = None  # associated pathway
     score: float = 0.0
@@ -70,7 +71,8 @@ class Candidate:
 def merge_candidates(
     vector_rows: Iterable[dict[str, object]], fulltext_rows: Iterable[dict[str, object]]
 ) -> dict[str, Candidate]:
-    """Collapse rows of several searches into one candidate per memory."""
+    """Collapse rows of several searches into one candidate per memory, keeping the cosine to each
+    cue: vector rows carry one (``qi``, ``cosine``), full-text rows all of them (``similarities``)."""
     pool: dict[str, Candidate] = {}
     for row in [*vector_rows, *fulltext_rows]:
         memory_id = str(row["id"])
@@ -84,9 +86,16 @@ def merge_candidates(
                 integration=_opt_str(row.get("integration")),
                 integration_version=_opt_str(row.get("integration_version")),
             )
+        per_cue: list[tuple[int, float]] = []
         if row.get("cosine") is not None:
-            cosine = _float(row["cosine"], -1.0)
-            cand.cosine = cosine if cand.cosine is None else max(cand.cosine, cosine)
+            per_cue.append((int(_float(row.get("qi"), 0)), _float(row["cosine"], -1.0)))
+        similarities = row.get("similarities")
+        if isinstance(similarities, list):
+            per_cue.extend((i, _float(v, -1.0)) for i, v in enumerate(similarities))
+        for qi, cosine in per_cue:
+            cand.cosines[qi] = max(cand.cosines.get(qi, -1.0), cosine)
+        if cand.cosines:
+            cand.cosine = max(cand.cosines.values())
         if row.get("bm25") is not None:
             bm25 = _float(row["bm25"], 0.0)
             cand.bm25 = bm25 if cand.bm25 is None else max(cand.bm25, bm25)
@@ -94,34 +103,44 @@ def merge_candidates(
 
 
 def admit_direct(
-    pool: dict[str, Candidate], terms: list[str], policy: RankingPolicy = DEFAULT_POLICY
+    pool: dict[str, Candidate], cue_terms: list[list[str]], policy: RankingPolicy = DEFAULT_POLICY
 ) -> list[Candidate]:
     """The relevance-qualified direct hits, best first.
 
-    The lexical signal is the share of the query's topical terms a memory contains — not BM25
+    Each cue (a question, a goal, one sentence of a task that asks several things) is judged on
+    its own: a memory qualifies when, for some cue, its similarity plus a small lexical bonus clears
+    the floor and its cosine lies within the margin of that cue's best hit. So a task with two
+    questions gets the answers to both, while a clearly better answer to one question still pushes
+    out weak matches for that question.
+
+    The lexical signal is the share of the cue's topical terms a memory contains — not BM25
     normalised by the pool's best, which would call a lone match on a shared name a perfect one.
+    The margin is measured on cosine alone: lexical agreement may lift a memory over the floor and
+    order near-ties, but it must not widen or narrow the band of admitted meanings.
     """
     if not pool:
         return []
+    cues = sorted({qi for cand in pool.values() for qi in cand.cosines})
+    best = {qi: max(c.cosines.get(qi, -1.0) for c in pool.values()) for qi in cues}
+    admitted = []
     for cand in pool.values():
-        cosine = cand.cosine if cand.cosine is not None else -1.0
-        lexical = term_coverage(terms, cand.content)
         prior = (min(max(cand.salience, 0.0), 1.0) - 0.5) * policy.salience_weight
-        cand.score = cosine + policy.lexical_weight * lexical + prior
-        cand.notes = {"cosine": cosine, "lexical": lexical, "prior": prior}
-    # The margin is measured on cosine alone: lexical agreement may lift a memory over the floor
-    # and order ties, but must not widen or narrow the band of admitted meanings.
-    best_cosine = max((c.cosine for c in pool.values() if c.cosine is not None), default=-1.0)
-    admitted = [
-        c
-        for c in pool.values()
-        if c.cosine is not None
-        and c.cosine + policy.lexical_weight * c.notes["lexical"] >= policy.floor
-        and c.cosine >= best_cosine - policy.margin
-    ]
+        fused, qualified, lexical_best = -1.0, False, 0.0
+        for qi, cosine in cand.cosines.items():
+            terms = cue_terms[qi] if qi < len(cue_terms) else []
+            lexical = term_coverage(terms, cand.content)
+            lifted = cosine + policy.lexical_weight * lexical
+            fused = max(fused, lifted)
+            lexical_best = max(lexical_best, lexical)
+            if lifted >= policy.floor and cosine >= best[qi] - policy.margin:
+                qualified = True
+        cand.score = fused + prior
+        cand.notes = {"cosine": cand.cosine if cand.cosine is not None else -1.0, "lexical": lexical_best,
+                      "prior": prior}  # fmt: skip
+        if qualified:
+            cand.pathway = "direct"
+            admitted.append(cand)
     admitted.sort(key=lambda c: (-c.score, c.id))
-    for cand in admitted:
-        cand.pathway = "direct"
     return admitted
 
 

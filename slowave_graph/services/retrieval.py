@@ -165,14 +165,14 @@ class Retriever:
         self.clock = clock
 
     async def build(self, scope: str, cues: list[str], lexical_extra: str, page_size: int) -> Catalog:
-        cues = list(dict.fromkeys(c.strip() for c in cues if c and c.strip()))
+        cues = text.split_cues(cues)
         embeddings = await self.embedder.aembed(cues)
         lucene = text.lucene_query(" ".join([*cues, lexical_extra]), text.scope_token(scope))
         found = await self.repo.search_direct(
             scope=scope, embeddings=embeddings, lucene=lucene, k=self.policy.candidate_k
         )
-        terms = text.query_terms(" ".join(cues))
-        direct = admit_direct(merge_candidates(found.vector, found.fulltext), terms, self.policy)
+        cue_terms = [text.query_terms(cue) for cue in cues]
+        direct = admit_direct(merge_candidates(found.vector, found.fulltext), cue_terms, self.policy)
         associated_rows = await self.repo.search_associated(
             scope=scope,
             seed_ids=[c.id for c in direct],

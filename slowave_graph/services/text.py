@@ -96,3 +96,24 @@ def term_coverage(terms: list[str], content: str) -> float:
         return 0.0
     present = {_stem(w) for w in _WORD.findall(content.casefold())}
     return sum(1 for t in terms if _stem(t) in present) / len(terms)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+MAX_CUES = 8
+
+
+def split_cues(texts: list[str]) -> list[str]:
+    """Retrieval cues: each text whole, plus its sentences when it has several (a task that asks
+    several things is searched for each of them). Deduplicated, at most MAX_CUES."""
+    cues: dict[str, None] = {}
+    for raw in texts:
+        whole = raw.strip()
+        if not whole:
+            continue
+        cues.setdefault(whole, None)
+        parts = [p.strip() for p in _SENTENCE.split(whole) if p.strip()]
+        if len(parts) > 1:
+            for part in parts:
+                if len(_WORD.findall(part)) >= 3:
+                    cues.setdefault(part, None)
+    return list(cues)[:MAX_CUES]

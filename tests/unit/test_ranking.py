@@ -10,14 +10,20 @@ from slowave_graph.services.ranking import RankingPolicy, admit_direct, merge_ca
 POLICY = RankingPolicy(floor=0.4, margin=0.2, lexical_weight=0.1, salience_weight=0.0)
 
 
-TERMS = ["alpha", "beta"]
+TERMS = [["alpha", "beta"]]
 
 
 def row(
-    id_: str, cosine: float | None = None, bm25: float | None = None, salience: float = 0.5, content: str = ""
+    id_: str,
+    cosine: float | None = None,
+    bm25: float | None = None,
+    salience: float = 0.5,
+    content: str = "",
+    qi: int = 0,
+    similarities: list[float] | None = None,
 ) -> dict[str, object]:
     fields = {"content": content or id_, "type": "fact", "salience": salience, "cosine": cosine, "bm25": bm25}
-    return {"id": id_, **fields}
+    return {"id": id_, "qi": qi, "similarities": similarities, **fields}
 
 
 def test_off_topic_pool_admits_nothing() -> None:
@@ -43,12 +49,21 @@ def test_lexical_agreement_lifts_over_floor_but_not_the_margin() -> None:
 
 def test_a_lone_shared_name_is_weak_lexical_evidence() -> None:
     pool = merge_candidates([row("a", 0.36, content="alpha gamma delta")], [row("a", 0.36, bm25=9.0)])
-    assert admit_direct(pool, ["alpha", "zone", "servers", "time"], POLICY) == []
+    assert admit_direct(pool, [["alpha", "zone", "servers", "time"]], POLICY) == []
 
 
-def test_best_cosine_over_several_query_vectors() -> None:
-    pool = merge_candidates([row("a", 0.2), row("a", 0.6)], [row("a", 0.6, bm25=1.0)])
-    assert pool["a"].cosine == 0.6 and pool["a"].bm25 == 1.0
+def test_cosines_are_kept_per_cue() -> None:
+    pool = merge_candidates(
+        [row("a", 0.2, qi=0), row("a", 0.6, qi=1)], [row("a", bm25=1.0, similarities=[0.3, 0.5])]
+    )
+    assert pool["a"].cosines == {0: 0.3, 1: 0.6} and pool["a"].cosine == 0.6 and pool["a"].bm25 == 1.0
+
+
+def test_each_cue_has_its_own_margin() -> None:
+    """Two questions in one task: the best answer to each is admitted, weak ones are not."""
+    vector = [row("q0-best", 0.8, qi=0), row("q0-weak", 0.5, qi=0), row("q1-best", 0.55, qi=1)]
+    admitted = admit_direct(merge_candidates(vector, []), [[], []], POLICY)
+    assert sorted(c.id for c in admitted) == ["q0-best", "q1-best"]
 
 
 def test_salience_orders_but_never_admits() -> None:
