@@ -30,7 +30,8 @@ examples:
   slowave-graph serve --transport stdio     for MCP clients that spawn the server
   slowave-graph neo4j start                 keep the managed Neo4j running between servers
   slowave-graph neo4j status                where it runs, its version, memory use, password file
-  slowave-graph stats                       what the memory holds, per label and scope"""
+  slowave-graph stats                       what the memory holds, per label and scope
+  slowave-graph demo                        a scripted agent lifecycle against the running server"""
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -82,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(neo4j)
 
+    demo = sub.add_parser("demo", help="run a scripted two-task lifecycle against a running HTTP server")
+    demo.add_argument("--url", help="MCP endpoint (default http://SLOWAVE_HTTP_HOST:SLOWAVE_HTTP_PORT/mcp)")
+    demo.add_argument("--scope", help="scope to use (default: a fresh demo:xxxxxx)")
+    demo.add_argument("--log-level", help="DEBUG, INFO, WARNING …")
+
     stats = sub.add_parser("stats", help="counts per label and per scope")
     stats.add_argument("--json", action="store_true", help="print JSON")
     _common(stats)
@@ -95,7 +101,14 @@ def _configure_logging(level: str) -> None:
         level=getattr(logging, level.upper(), logging.INFO),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    for noisy in ("neo4j", "httpx", "sentence_transformers", "mcp.server.lowlevel", "uvicorn.access"):
+    for noisy in (
+        "neo4j",
+        "httpx",
+        "httpx2",
+        "sentence_transformers",
+        "mcp.server.lowlevel",
+        "uvicorn.access",
+    ):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
@@ -162,6 +175,34 @@ async def _stats(settings: Settings) -> dict[str, Any]:
         return await collect_stats(db)
 
 
+async def _demo(settings: Settings, url: str | None, scope: str | None) -> int:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.types import Implementation
+
+    from slowave_graph.demo import DemoFailed, run_demo
+
+    url = url or f"http://{settings.http_host}:{settings.http_port}/mcp"
+    token = settings.auth_token.get_secret_value() if settings.auth_token else None
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+            transport = streamable_http_client(url, http_client=http)
+            info = Implementation(name="slowave-graph-demo", version=__version__)
+            async with Client(transport, client_info=info) as client:
+                await run_demo(client, scope)
+    except DemoFailed as exc:
+        print(f"demo failed: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        print(
+            f"cannot run the demo against {url}: {exc!r} — is `slowave-graph serve` running?", file=sys.stderr
+        )
+        return 1
+    return 0
+
+
 def _print_stats(stats: dict[str, Any]) -> None:
     print(f"Neo4j {stats['neo4j_version']} — {stats['database']}")
     print("nodes:")
@@ -209,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(json.dumps(lease.neo4j.fetch(), indent=2))
             else:
                 print(json.dumps(lease.neo4j.status(), indent=2))
+        elif args.command == "demo":
+            return asyncio.run(_demo(settings, args.url, args.scope))
         elif args.command == "stats":
             stats = asyncio.run(_stats(settings))
             if args.json:
