@@ -74,6 +74,16 @@ def neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
 
 
 @pytest.fixture(scope="session")
+def http_url(neo4j: Neo4jTarget) -> Iterator[str]:
+    """One streamable-HTTP server process (default configuration) shared by the tests that need one."""
+    from tests.servers import http_server
+
+    port = free_port()
+    with http_server(neo4j.env(), port):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="session")
 def embedder() -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder()
 

@@ -17,8 +17,8 @@ from slowave_graph.embedder import SentenceTransformerEmbedder
 from slowave_graph.mcp.server import build_server
 from tests.conformance import SCENARIOS
 from tests.conftest import Neo4jTarget, free_port
-from tests.integration.test_transports import CLIENT_INFO, http_server, stdio_params
 from tests.mcp_helpers import activate, call, commit, error, recall, remember, settle
+from tests.servers import CLIENT_INFO, http_server, stdio_params
 
 pytestmark = pytest.mark.neo4j
 
@@ -45,20 +45,20 @@ async def test_over_stdio(neo4j: Neo4jTarget) -> None:
     assert failures == [], "\n".join(failures)
 
 
-async def test_over_http(neo4j: Neo4jTarget) -> None:
-    port = free_port()
-    with http_server(neo4j.env(), port):
-        async with Client(f"http://127.0.0.1:{port}/mcp", client_info=CLIENT_INFO) as client:
-            failures = await run_all(client)
+async def test_over_http(http_url: str) -> None:
+    async with Client(http_url, client_info=CLIENT_INFO) as client:
+        failures = await run_all(client)
     assert failures == [], "\n".join(failures)
 
 
-async def test_12_two_server_processes_share_one_memory(neo4j: Neo4jTarget, scope: str) -> None:
+async def test_12_two_server_processes_share_one_memory(
+    neo4j: Neo4jTarget, http_url: str, scope: str
+) -> None:
     """Client A on server 1 stores; client B on server 2 finds it; overlapping sessions both commit."""
-    port_a, port_b = free_port(), free_port()
-    with http_server(neo4j.env(), port_a), http_server(neo4j.env(), port_b):
+    port_b = free_port()
+    with http_server(neo4j.env(), port_b):
         async with (
-            Client(f"http://127.0.0.1:{port_a}/mcp", client_info=CLIENT_INFO) as a,
+            Client(http_url, client_info=CLIENT_INFO) as a,
             Client(f"http://127.0.0.1:{port_b}/mcp", client_info=CLIENT_INFO) as b,
         ):
             act_a, act_b = await asyncio.gather(activate(a, scope, "Task A"), activate(b, scope, "Task B"))
@@ -79,17 +79,17 @@ async def test_12_two_server_processes_share_one_memory(neo4j: Neo4jTarget, scop
             assert [d["operation"] for d in done] == ["closed", "closed"]
 
 
-async def test_cursors_and_continuity_work_across_processes(neo4j: Neo4jTarget, scope: str) -> None:
+async def test_cursors_and_continuity_work_across_processes(
+    neo4j: Neo4jTarget, http_url: str, scope: str
+) -> None:
     """Item 11 (continuity survives a restart) and frozen cursors served by another process."""
     from tests.conformance import AUDIT_NOTES, seeded
 
-    port = free_port()
-    with http_server(neo4j.env(), port):
-        async with Client(f"http://127.0.0.1:{port}/mcp", client_info=CLIENT_INFO) as client:
-            await seeded(client, scope, AUDIT_NOTES[:12])
-            first = await activate(client, scope, "Which Atlas sign-in audit rules throttle failed sign-ins?")
-            assert first["more_available"] is True
-    port = free_port()  # a new server process: nothing carried over in memory
+    async with Client(http_url, client_info=CLIENT_INFO) as client:
+        await seeded(client, scope, AUDIT_NOTES[:12])
+        first = await activate(client, scope, "Which Atlas sign-in audit rules throttle failed sign-ins?")
+        assert first["more_available"] is True
+    port = free_port()  # another server process: nothing carried over in memory
     with http_server(neo4j.env(), port):
         async with Client(f"http://127.0.0.1:{port}/mcp", client_info=CLIENT_INFO) as client:
             args = {

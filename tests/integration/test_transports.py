@@ -6,31 +6,19 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import Implementation
 
 from tests.conftest import Neo4jTarget, free_port
 from tests.mcp_helpers import TOOL_NAMES, activate, call, error, remember
+from tests.servers import CLIENT_INFO, SERVER, http_server, stdio_params
 
 pytestmark = pytest.mark.neo4j
-
-SERVER = [sys.executable, "-m", "slowave_graph"]
-
-
-def stdio_params(env: dict[str, str]) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "slowave_graph", "serve", "--transport", "stdio"], env=env
-    )
 
 
 async def lifecycle(client: Client, scope: str) -> None:
@@ -44,9 +32,6 @@ async def lifecycle(client: Client, scope: str) -> None:
     assert found["memories"][0]["provenance"]["integration"] == "transport-test"
     bad = await call(client, "slowave_activate", {"task": "t", "initial_goal": "g", "scope": "nocolon"})
     assert error(bad, "invalid_input")["field_errors"][0]["path"] == "scope"
-
-
-CLIENT_INFO = Implementation(name="transport-test", version="9.9")
 
 
 @pytest.mark.parametrize("scheme", ["bolt", "neo4j"])
@@ -101,46 +86,12 @@ def test_stdio_stdout_carries_only_json_rpc(neo4j: Neo4jTarget, scope: str, tmp_
     assert "serving MCP on stdio" in stderr_path.read_text(), "logs belong on stderr"
 
 
-@contextmanager
-def http_server(env: dict[str, str], port: int, timeout: float = 240.0) -> Iterator[subprocess.Popen[bytes]]:
-    log_path = Path(env.get("SLOWAVE_TEST_LOG", os.devnull))
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [*SERVER, "serve", "--transport", "http", "--port", str(port)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            assert proc.poll() is None, f"server exited with {proc.returncode}"
-            try:
-                if httpx2.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                    break
-            except httpx2.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "server did not become healthy"
-            time.sleep(0.5)
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_http_server(neo4j: Neo4jTarget, scope: str, mode: Any) -> None:
-    port = free_port()
-    with http_server(neo4j.env(), port):
-        health = httpx2.get(f"http://127.0.0.1:{port}/health").json()
-        assert health["status"] == "ok" and health["embedding_model"] == "all-MiniLM-L6-v2"
-        async with Client(f"http://127.0.0.1:{port}/mcp", client_info=CLIENT_INFO, mode=mode) as client:
-            await lifecycle(client, scope)
+async def test_http_server(http_url: str, scope: str, mode: Any) -> None:
+    health = httpx2.get(http_url.replace("/mcp", "/health")).json()
+    assert health["status"] == "ok" and health["embedding_model"] == "all-MiniLM-L6-v2"
+    async with Client(http_url, client_info=CLIENT_INFO, mode=mode) as client:
+        await lifecycle(client, scope)
 
 
 async def test_http_bearer_token(neo4j: Neo4jTarget, scope: str) -> None:
