@@ -88,6 +88,20 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--scope", help="scope to use (default: a fresh demo:xxxxxx)")
     demo.add_argument("--log-level", help="DEBUG, INFO, WARNING …")
 
+    bench = sub.add_parser("bench", help="benchmarks on external data (numbers, never pass/fail)")
+    bench_sub = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    retrieval = bench_sub.add_parser(
+        "retrieval", help="retrieval quality on LoCoMo or MADial-Bench through the product's own paths"
+    )
+    retrieval.add_argument("--dataset", choices=["locomo", "madial"], required=True)
+    retrieval.add_argument("--data", required=True, help="LoCoMo JSON file, or the MADial-Bench directory")
+    retrieval.add_argument("--errata", help="LoCoMo errata JSON (corrected evidence, a secondary gold)")
+    retrieval.add_argument("--out", default="bench-results", help="directory for JSON, Markdown and PNG")
+    retrieval.add_argument("--limit", type=int, help="only the first N questions")
+    retrieval.add_argument("--no-probes", action="store_true", help="skip the off-topic probes")
+    retrieval.add_argument("--keep", action="store_true", help="keep the benchmark scopes in the database")
+    _common(retrieval)
+
     stats = sub.add_parser("stats", help="counts per label and per scope")
     stats.add_argument("--json", action="store_true", help="print JSON")
     _common(stats)
@@ -175,6 +189,28 @@ async def _stats(settings: Settings) -> dict[str, Any]:
         return await collect_stats(db)
 
 
+async def _bench(settings: Settings, args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from slowave_graph.app import open_app
+    from slowave_graph.bench import datasets, report
+    from slowave_graph.bench import retrieval as bench_retrieval
+
+    data = Path(args.data)
+    if args.dataset == "locomo":
+        dataset = datasets.load_locomo(data, Path(args.errata) if args.errata else None)
+    else:
+        dataset = datasets.load_madial(data)
+    async with open_app(settings) as app:
+        result = await bench_retrieval.run(app, dataset, limit=args.limit, probes=not args.no_probes)
+        if not args.keep:
+            for scope in result["scopes"]:
+                await app.db.run_write("delete_scope", scope=scope)
+    paths = report.write(result, Path(args.out))
+    print(report.markdown(result))
+    print("written: " + ", ".join(str(p) for p in paths.values()))
+
+
 async def _demo(settings: Settings, url: str | None, scope: str | None) -> int:
     import httpx2
     from mcp import Client
@@ -250,6 +286,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(json.dumps(lease.neo4j.fetch(), indent=2))
             else:
                 print(json.dumps(lease.neo4j.status(), indent=2))
+        elif args.command == "bench":
+            asyncio.run(_bench(settings, args))
         elif args.command == "demo":
             return asyncio.run(_demo(settings, args.url, args.scope))
         elif args.command == "stats":

@@ -1,0 +1,143 @@
+"""`slowave-graph bench retrieval`: ingest a dataset through the product's write path (the remember
+service, one scope per corpus) and query it through the product's retrieval path (the code
+activate and recall run), then score the ranked results against the dataset's gold references.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from slowave_graph.app import App
+from slowave_graph.bench.datasets import Dataset, Doc
+from slowave_graph.bench.metrics import Ranked, by_category, percentiles, summarize
+from slowave_graph.contract.activate import ActivateRequest
+from slowave_graph.contract.remember import RememberBatchResult, RememberRequest
+from slowave_graph.services.context import ClientInfo
+
+BATCH = 100
+BENCH_CLIENT = ClientInfo(name="slowave-graph-bench", version="1")
+
+
+def offtopic_probes() -> list[str]:
+    text = (resources.files("slowave_graph.bench") / "offtopic_probes.txt").read_text()
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+@dataclass
+class Corpus:
+    scope: str
+    refs_of: dict[str, set[str]]  # memory id → dataset refs it stands for (duplicates merge)
+
+
+def progress(total: int, desc: str) -> Any:
+    from tqdm import tqdm
+
+    # a live bar on a terminal; nothing in logs and CI (disable=None turns it off without a TTY)
+    return tqdm(
+        total=total, desc=desc, unit="item", leave=False, dynamic_ncols=True, disable=None, mininterval=0.5
+    )
+
+
+async def ingest(app: App, name: str, docs: list[Doc], scope: str) -> Corpus:
+    """Remember every doc in its own scope, in batches, exactly as an agent would."""
+    activation = await app.services.activation.activate(
+        ActivateRequest(task=f"Load the {name} corpus", initial_goal="Store every turn", scope=scope),
+        BENCH_CLIENT,
+    )
+    refs_of: dict[str, set[str]] = defaultdict(set)
+    bar = progress(len(docs), f"ingest {name}")
+    for start in range(0, len(docs), BATCH):
+        chunk = docs[start : start + BATCH]
+        items = [
+            {
+                "content": d.text[:8000],
+                "type": "fact",
+                **({"occurred_at": d.occurred_at} if d.occurred_at else {}),
+            }
+            for d in chunk
+        ]
+        result = await app.services.remember.remember(
+            RememberRequest.model_validate(
+                {"scope": scope, "session_id": activation.session_id, "memories": items}
+            ),
+            BENCH_CLIENT,
+        )
+        assert isinstance(result, RememberBatchResult)
+        for doc, item in zip(chunk, result.results, strict=True):
+            if item.data is None:
+                raise RuntimeError(f"ingesting {doc.ref} failed: {item.error}")
+            refs_of[item.data.memory_id].add(doc.ref)
+        bar.update(len(chunk))
+    bar.close()
+    return Corpus(scope, dict(refs_of))
+
+
+async def ranked_ids(app: App, scope: str, question: str) -> list[str]:
+    """The frozen catalog a recall with this question would page through, in order."""
+    catalog = await app.services.recall.retriever.build(scope, [question], "", page_size=10)
+    return [c.id for c in catalog.memories]
+
+
+async def run(app: App, dataset: Dataset, limit: int | None = None, probes: bool = True) -> dict[str, Any]:
+    run_id = secrets.token_hex(3)
+    corpora: dict[str, Corpus] = {}
+    started = time.perf_counter()
+    for name, docs in dataset.corpora.items():
+        corpora[name] = await ingest(app, name, docs, f"bench-{dataset.name}:{run_id}-{name}")
+    ingest_seconds = time.perf_counter() - started
+    doc_count = sum(len(d) for d in dataset.corpora.values())
+
+    queries = dataset.queries[:limit] if limit else dataset.queries
+    results, alt_results, latencies = [], [], []
+    bar = progress(len(queries), "queries")
+    for q in queries:
+        corpus = corpora[q.corpus]
+        t0 = time.perf_counter()
+        ids = await ranked_ids(app, corpus.scope, q.text)
+        latencies.append((time.perf_counter() - t0) * 1000)
+        items = [frozenset(corpus.refs_of.get(i, set())) for i in ids]
+        results.append(Ranked(items, frozenset(q.gold), q.category))
+        alt_results.append(Ranked(items, frozenset(q.alt_gold or q.gold), q.category))
+        bar.update(1)
+    bar.close()
+
+    probe_report: dict[str, Any] = {}
+    if probes:
+        empty, total = 0, 0
+        for corpus in corpora.values():
+            for probe in offtopic_probes():
+                total += 1
+                empty += not await ranked_ids(app, corpus.scope, probe)
+        probe_report = {
+            "probes": total,
+            "empty": empty,
+            "empty_share": round(empty / total, 4) if total else None,
+        }
+
+    return {
+        "dataset": dataset.name,
+        "run_id": run_id,
+        "policy": app.services.recall.policy.version,
+        "embedding_model": app.embedder.model_name,
+        "neo4j": app.db.server.version if app.db.server else None,
+        "corpora": {
+            name: {"docs": len(docs), "memories": len(corpora[name].refs_of)}
+            for name, docs in dataset.corpora.items()
+        },
+        "ingest": {
+            "docs": doc_count,
+            "seconds": round(ingest_seconds, 2),
+            "docs_per_second": round(doc_count / ingest_seconds, 1) if ingest_seconds else None,
+        },
+        "overall": summarize(results),
+        "overall_errata_gold": summarize(alt_results),
+        "by_category": by_category(results),
+        "offtopic": probe_report,
+        "latency_ms": percentiles(latencies),
+        "scopes": [c.scope for c in corpora.values()],
+    }

@@ -1,0 +1,50 @@
+"""The retrieval benchmark end to end on a tiny LoCoMo-format file (the real data is run by the
+`slowave-graph bench` command; numbers go to the issue note, not into assertions)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from slowave_graph.app import App
+from slowave_graph.bench import report
+from slowave_graph.bench.datasets import load_locomo
+from slowave_graph.bench.retrieval import offtopic_probes, run
+
+pytestmark = pytest.mark.neo4j
+
+TURNS = [
+    ("Ann", "I adopted a grey cat called Miso last week."),
+    ("Bo", "Congrats! I am training for the Berlin marathon in September."),
+    ("Ann", "My sister moved to Lisbon for a job at a bakery."),
+    ("Bo", "I switched my running shoes to a lighter pair."),
+]
+
+
+async def test_bench_ingests_scores_and_cleans_up(app: App, tmp_path: Path) -> None:
+    sample = {"sample_id": "conv-t", "conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "10:00 am on 1 June, 2023",
+        "session_1": [{"speaker": s, "dia_id": f"D1:{i + 1}", "text": t} for i, (s, t) in enumerate(TURNS)]},
+        "qa": [{"question": "What is the name of Ann's cat?", "evidence": ["D1:1"], "category": 1},
+               {"question": "Which marathon is Bo training for?", "evidence": ["D1:2"], "category": 4}]}  # fmt: skip
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps([sample]))
+    result = await run(app, load_locomo(path), probes=True)
+    assert result["overall"]["questions"] == 2
+    assert result["overall"]["recall@5"] == 1.0, result["by_category"]
+    assert result["corpora"]["conv-t"] == {"docs": 4, "memories": 4}
+    assert result["offtopic"]["probes"] == len(offtopic_probes()) >= 100
+    assert result["offtopic"]["empty_share"] >= 0.95
+    paths = report.write(result, tmp_path / "out")
+    assert json.loads(paths["json"].read_text())["dataset"] == "locomo"
+    assert "| **all** | 2 |" in paths["markdown"].read_text()
+    assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for scope in result["scopes"]:
+        await app.db.run_write("delete_scope", scope=scope)
+    left = await app.db.driver.execute_query(
+        "MATCH (m:Memory) WHERE m.scope IN $scopes RETURN count(m) AS n", scopes=result["scopes"],
+        database_=app.db.database,
+    )  # fmt: skip
+    assert left.records[0]["n"] == 0
