@@ -40,6 +40,20 @@ CALL (scope, fresh, memory_base) {
       m.integration = $client_name, m.integration_version = $client_version
   CREATE (m)-[:IN_SCOPE]->(scope)
 }
+// NEXT links what a session remembered in sequence (across calls, via the session's last
+// memory): episodic context that retrieval uses to let neighbouring memories support each other.
+CALL (written) {
+  MATCH (ses:Session {id: $session_id})
+  OPTIONAL MATCH (last:Memory {id: ses.last_memory_id})
+  WITH ses, [x IN [last] WHERE x IS NOT NULL] + [w IN written | w.m] AS chain
+  UNWIND range(1, size(chain) - 1) AS i
+  WITH ses, chain[i - 1] AS a, chain[i] AS b WHERE a <> b
+  MERGE (a)-[:NEXT]->(b)
+}
+CALL (written) {
+  MATCH (ses:Session {id: $session_id})
+  SET ses.last_memory_id = written[size(written) - 1].m.id
+}
 UNWIND written AS w
 RETURN w.item.index AS index, w.m.id AS memory_id, w.created AS created, w.m.type AS type,
        w.e.id AS event_id;

@@ -67,6 +67,18 @@ RETURN m.id AS id, score AS bm25,
        m.salience AS salience, m.integration AS integration,
        m.integration_version AS integration_version;
 
+// name: memory_neighbours
+// Episodic context of candidates: memories recorded right before or after them in a session
+// (NEXT), active and in the scope, with their best cosine to the cues. Retrieval lets a strong
+// neighbour lift a candidate's rank (the answer often sits next to the turn that names the topic).
+UNWIND $ids AS id
+MATCH (m:Memory {id: id})-[:NEXT]-(n:Memory)
+WHERE n.status = 'active' AND n.scope = $scope
+RETURN id, n.id AS neighbour,
+       reduce(best = -1.0, e IN $embeddings |
+              CASE WHEN 2 * vector.similarity.cosine(n.embedding, e) - 1 > best
+                   THEN 2 * vector.similarity.cosine(n.embedding, e) - 1 ELSE best END) AS cosine;
+
 // name: associated_search
 // Memories linked to admitted direct hits by learned ASSOCIATED edges, same scope, active.
 // Edge weight decays with the time since it was last reinforced (half-life $half_life_days).

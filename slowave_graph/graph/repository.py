@@ -305,6 +305,14 @@ class GraphRepository:
                 return found, _any_query_full(found, len(embeddings), k) or (short and not exhausted)
             fetch = min(total, OVERFETCH_MAX, fetch * 4)
 
+    async def neighbours(
+        self, *, scope: str, ids: list[str], embeddings: list[list[float]]
+    ) -> list[dict[str, Any]]:
+        """Memories recorded next to the given ones (NEXT), with their best cosine to the cues."""
+        if not ids:
+            return []
+        return await self.db.run_read("memory_neighbours", ids=ids, scope=scope, embeddings=embeddings)
+
     async def search_associated(
         self,
         *,

@@ -23,17 +23,22 @@ from slowave_graph.services.text import term_coverage
 
 @dataclass(frozen=True)
 class RankingPolicy:
-    version: str = "hybrid-v1"
-    # cosine of all-MiniLM-L6-v2 below which a memory is not considered about the question
-    floor: float = 0.42
-    # admitted hits lie within this cosine distance of the best hit
-    margin: float = 0.20
-    # weight of lexical agreement (share of the query's topical terms present) in the fused score
-    lexical_weight: float = 0.08
+    version: str = "hybrid-v2"
+    # admission: cosine + lexical_weight * coverage² must reach the floor, and the cosine must lie
+    # within the margin of the cue's best; a neighbour of a qualified memory needs context_floor
+    floor: float = 0.45
+    margin: float = 0.30
+    lexical_weight: float = 0.30
+    context_floor: float = 0.30
+    # order: cosine + bm25_weight * BM25/best-BM25 + salience prior + neighbour_weight * neighbour
+    bm25_weight: float = 0.40
+    neighbour_weight: float = 0.30
     # bounded learned prior: (salience - 0.5) * weight, salience in [0, 1]
     salience_weight: float = 0.06
-    # candidates fetched per query vector and from the full-text index
-    candidate_k: int = 100
+    # candidates fetched per query vector and from the full-text index; neighbours are looked up
+    # for the best context_k candidates (context only matters near the top)
+    candidate_k: int = 50
+    context_k: int = 40
     # associated hits: minimum decayed edge strength, at most this many, edge half-life
     associated_min_strength: float = 0.2
     associated_max: int = 10
@@ -102,42 +107,73 @@ def merge_candidates(
     return pool
 
 
+def fused_order(pool: dict[str, Candidate], policy: RankingPolicy = DEFAULT_POLICY) -> list[str]:
+    """Candidate ids by fused score before context (to pick whose neighbours to look up)."""
+    max_bm25 = max((c.bm25 or 0.0) for c in pool.values()) if pool else 0.0
+
+    def fused(c: Candidate) -> float:
+        lexical = (c.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
+        return (c.cosine if c.cosine is not None else -1.0) + policy.bm25_weight * lexical
+
+    return [c.id for c in sorted(pool.values(), key=lambda c: (-fused(c), c.id))]
+
+
 def admit_direct(
-    pool: dict[str, Candidate], cue_terms: list[list[str]], policy: RankingPolicy = DEFAULT_POLICY
+    pool: dict[str, Candidate],
+    cue_terms: list[list[str]],
+    neighbours: Iterable[dict[str, object]] = (),
+    policy: RankingPolicy = DEFAULT_POLICY,
 ) -> list[Candidate]:
     """The relevance-qualified direct hits, best first.
 
-    Each cue (a question, a goal, one sentence of a task that asks several things) is judged on
-    its own: a memory qualifies when, for some cue, its similarity plus a small lexical bonus clears
-    the floor and its cosine lies within the margin of that cue's best hit. So a task with two
-    questions gets the answers to both, while a clearly better answer to one question still pushes
-    out weak matches for that question.
+    Admission. Each cue (a question, a goal, one sentence of a task that asks several things) is
+    judged on its own: a memory qualifies when, for some cue, its cosine plus a lexical lift clears
+    the floor and its cosine lies within the margin of that cue's best hit. The lift is
+    ``lexical_weight * coverage**2`` where coverage is the share of the cue's topical terms the
+    memory contains: all terms present counts fully, one shared name out of three barely at all.
+    A memory recorded right next to a qualified one (NEXT, same session) also qualifies if its own
+    lifted cosine clears a lower context floor — the answer often sits next to the turn that names
+    the topic. There is no count quota: an off-topic question admits nothing.
 
-    The lexical signal is the share of the cue's topical terms a memory contains — not BM25
-    normalised by the pool's best, which would call a lone match on a shared name a perfect one.
-    The margin is measured on cosine alone: lexical agreement may lift a memory over the floor and
-    order near-ties, but it must not widen or narrow the band of admitted meanings.
+    Order. fused = best cosine + bm25_weight * BM25 / best BM25 in the pool + bounded salience
+    prior, then + neighbour_weight * the best neighbour's fused score (its cosine when it is not
+    a candidate itself).
     """
     if not pool:
         return []
     cues = sorted({qi for cand in pool.values() for qi in cand.cosines})
     best = {qi: max(c.cosines.get(qi, -1.0) for c in pool.values()) for qi in cues}
-    admitted = []
+    max_bm25 = max((c.bm25 or 0.0) for c in pool.values())
+    fused: dict[str, float] = {}
+    qualified: set[str] = set()
+    lifted_best: dict[str, float] = {}
     for cand in pool.values():
         prior = (min(max(cand.salience, 0.0), 1.0) - 0.5) * policy.salience_weight
-        fused, qualified, lexical_best = -1.0, False, 0.0
+        lexical = (cand.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
+        fused[cand.id] = (
+            (cand.cosine if cand.cosine is not None else -1.0) + policy.bm25_weight * lexical + prior
+        )
+        lifted_best[cand.id] = -1.0
         for qi, cosine in cand.cosines.items():
-            terms = cue_terms[qi] if qi < len(cue_terms) else []
-            lexical = term_coverage(terms, cand.content)
-            lifted = cosine + policy.lexical_weight * lexical
-            fused = max(fused, lifted)
-            lexical_best = max(lexical_best, lexical)
+            coverage = term_coverage(cue_terms[qi] if qi < len(cue_terms) else [], cand.content)
+            lifted = cosine + policy.lexical_weight * coverage**2
+            lifted_best[cand.id] = max(lifted_best[cand.id], lifted)
             if lifted >= policy.floor and cosine >= best[qi] - policy.margin:
-                qualified = True
-        cand.score = fused + prior
-        cand.notes = {"cosine": cand.cosine if cand.cosine is not None else -1.0, "lexical": lexical_best,
-                      "prior": prior}  # fmt: skip
-        if qualified:
+                qualified.add(cand.id)
+        cand.notes = {"cosine": cand.cosine or -1.0, "bm25": lexical, "prior": prior}
+    adjacent: dict[str, list[tuple[str, float]]] = {}
+    for row in neighbours:
+        adjacent.setdefault(str(row["id"]), []).append(
+            (str(row["neighbour"]), _float(row.get("cosine"), -1.0))
+        )
+    admitted = []
+    for cand in pool.values():
+        around = adjacent.get(cand.id, [])
+        context = max((fused.get(n, cos) for n, cos in around), default=None)
+        cand.score = fused[cand.id] + (policy.neighbour_weight * context if context is not None else 0.0)
+        cand.notes["context"] = context if context is not None else 0.0
+        near_qualified = any(n in qualified for n, _ in around)
+        if cand.id in qualified or (near_qualified and lifted_best[cand.id] >= policy.context_floor):
             cand.pathway = "direct"
             admitted.append(cand)
     admitted.sort(key=lambda c: (-c.score, c.id))

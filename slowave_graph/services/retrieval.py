@@ -33,6 +33,7 @@ from slowave_graph.services.ranking import (
     Candidate,
     RankingPolicy,
     admit_direct,
+    fused_order,
     merge_candidates,
     order_associated,
     rank_procedures,
@@ -172,7 +173,11 @@ class Retriever:
             scope=scope, embeddings=embeddings, lucene=lucene, k=self.policy.candidate_k
         )
         cue_terms = [text.query_terms(cue) for cue in cues]
-        direct = admit_direct(merge_candidates(found.vector, found.fulltext), cue_terms, self.policy)
+        pool = merge_candidates(found.vector, found.fulltext)
+        neighbours = await self.repo.neighbours(
+            scope=scope, ids=fused_order(pool, self.policy)[: self.policy.context_k], embeddings=embeddings
+        )
+        direct = admit_direct(pool, cue_terms, neighbours, self.policy)
         associated_rows = await self.repo.search_associated(
             scope=scope,
             seed_ids=[c.id for c in direct],

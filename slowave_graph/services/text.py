@@ -79,7 +79,9 @@ def lucene_query(text: str, token: str) -> str | None:
     if not terms:
         return None
     words = " ".join(f'"{term}"' for term in terms)
-    return f"+scope_token:{token} +status:active +content:({words})"
+    # ^0: the scope and status clauses filter without adding to the score, so BM25 scores are the
+    # content's alone (otherwise every hit carries the same constant and max-normalising misleads)
+    return f"+scope_token:{token}^0 +status:active^0 +content:({words})"
 
 
 def _stem(word: str) -> str:

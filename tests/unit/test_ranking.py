@@ -28,28 +28,28 @@ def row(
 
 def test_off_topic_pool_admits_nothing() -> None:
     pool = merge_candidates([row("a", 0.2), row("b", 0.15), row("c", 0.3)], [])
-    assert admit_direct(pool, TERMS, POLICY) == []
+    assert admit_direct(pool, TERMS, policy=POLICY) == []
 
 
 def test_no_quota_everything_above_floor_within_margin() -> None:
     vector = [row(f"m{i}", 0.7 - i * 0.02) for i in range(9)]  # 0.70 … 0.54
-    admitted = admit_direct(merge_candidates(vector, []), TERMS, POLICY)
+    admitted = admit_direct(merge_candidates(vector, []), TERMS, policy=POLICY)
     assert [c.id for c in admitted] == [f"m{i}" for i in range(9)]
 
 
 def test_a_clearly_better_answer_pushes_out_weak_ones() -> None:
-    admitted = admit_direct(merge_candidates([row("best", 0.8), row("weak", 0.55)], []), TERMS, POLICY)
+    admitted = admit_direct(merge_candidates([row("best", 0.8), row("weak", 0.45)], []), TERMS, policy=POLICY)
     assert [c.id for c in admitted] == ["best"]
 
 
 def test_lexical_agreement_lifts_over_floor_but_not_the_margin() -> None:
     pool = merge_candidates([row("a", 0.35, content="alpha beta"), row("b", 0.36)], [])
-    assert [c.id for c in admit_direct(pool, TERMS, POLICY)] == ["a"]
+    assert [c.id for c in admit_direct(pool, TERMS, policy=POLICY)] == ["a"]
 
 
 def test_a_lone_shared_name_is_weak_lexical_evidence() -> None:
     pool = merge_candidates([row("a", 0.36, content="alpha gamma delta")], [row("a", 0.36, bm25=9.0)])
-    assert admit_direct(pool, [["alpha", "zone", "servers", "time"]], POLICY) == []
+    assert admit_direct(pool, [["alpha", "zone", "servers", "time"]], policy=POLICY) == []
 
 
 def test_cosines_are_kept_per_cue() -> None:
@@ -62,7 +62,7 @@ def test_cosines_are_kept_per_cue() -> None:
 def test_each_cue_has_its_own_margin() -> None:
     """Two questions in one task: the best answer to each is admitted, weak ones are not."""
     vector = [row("q0-best", 0.8, qi=0), row("q0-weak", 0.5, qi=0), row("q1-best", 0.55, qi=1)]
-    admitted = admit_direct(merge_candidates(vector, []), [[], []], POLICY)
+    admitted = admit_direct(merge_candidates(vector, []), [[], []], policy=POLICY)
     assert sorted(c.id for c in admitted) == ["q0-best", "q1-best"]
 
 
@@ -71,7 +71,7 @@ def test_salience_orders_but_never_admits() -> None:
     pool = merge_candidates(
         [row("low", 0.60, salience=0.0), row("high", 0.59, salience=1.0), row("no", 0.39, salience=1.0)], []
     )
-    assert [c.id for c in admit_direct(pool, TERMS, policy)] == ["high", "low"]
+    assert [c.id for c in admit_direct(pool, TERMS, policy=policy)] == ["high", "low"]
 
 
 def test_pages_never_repeat_and_cover_everything() -> None:
@@ -89,3 +89,26 @@ def test_pages_never_repeat_and_cover_everything() -> None:
 )
 def test_page_sizes(total: int, size: int, expected: list[int]) -> None:
     assert [len(p) for p in paginate(["direct"] * total, size)] == expected
+
+
+def test_recorded_neighbours_give_context() -> None:
+    """The turn after the one naming the topic is admitted and ranked up; an unrelated neighbour is not."""
+    policy = RankingPolicy(
+        floor=0.45, margin=0.3, context_floor=0.3, neighbour_weight=0.3, salience_weight=0.0
+    )
+    vector = [row("topic", 0.7), row("answer", 0.33), row("other", 0.36), row("noise", 0.1)]
+    neighbours = [
+        {"id": "answer", "neighbour": "topic", "cosine": 0.7},
+        {"id": "noise", "neighbour": "topic", "cosine": 0.7},
+        {"id": "topic", "neighbour": "answer", "cosine": 0.33},
+    ]
+    admitted = admit_direct(merge_candidates(vector, []), [[]], neighbours, policy)
+    assert [c.id for c in admitted] == ["topic", "answer"]
+    alone = admit_direct(merge_candidates(vector, []), [[]], [], policy)
+    assert [c.id for c in alone] == ["topic"]
+
+
+def test_bm25_orders_within_the_admitted() -> None:
+    policy = RankingPolicy(floor=0.4, margin=0.3, bm25_weight=0.4, neighbour_weight=0.0, salience_weight=0.0)
+    pool = merge_candidates([row("a", 0.60), row("b", 0.55)], [row("b", bm25=8.0, similarities=[0.55])])
+    assert [c.id for c in admit_direct(pool, [[]], policy=policy)] == ["b", "a"]
