@@ -131,10 +131,12 @@ CALL (r, used) {
 RETURN size(used) AS used;
 
 // name: update_retrieval_feedback
-// Whole-result notes and the coverage state after a call. complete_exposures records how many
+// Whole-result notes and the coverage state after a call; learned marks retrievals whose feedback
+// later questions can inherit (see experience_* in retrieval.cypher). complete_exposures records how many
 // exposures a successful complete declaration covered: pages served later reopen the retrieval.
 MATCH (r:Retrieval {id: $retrieval_id})
-SET r.retrieval_quality = coalesce($retrieval_quality, r.retrieval_quality),
+SET r.learned = CASE WHEN $learned THEN true ELSE r.learned END,
+    r.retrieval_quality = coalesce($retrieval_quality, r.retrieval_quality),
     r.missing = coalesce(r.missing, []) + coalesce($missing, [])
 WITH r,
      COLLECT { MATCH (r)-[:EXPOSED]->(m:Memory)

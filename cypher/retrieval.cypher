@@ -5,7 +5,12 @@
 // Neo4j 2026.01+: Cypher 25 SEARCH filters on scope and status inside the vector index, so the
 // k nearest are the k nearest of this scope. One row per (query vector, hit); the vector index
 // reports (1 + cosine) / 2, converted back to cosine here.
+// The EXISTS guard is load-bearing: on Neo4j 2026.09.0 a filtered SEARCH whose filter matches no
+// live node of an index that has seen deletions fails inside the server and can drop the
+// connection (docs/managed-neo4j.md). An empty scope must never reach the SEARCH clause.
 CYPHER 25
+WITH EXISTS { MATCH (:Memory {scope: $scope, status: 'active'}) } AS present
+WHERE present
 UNWIND range(0, size($embeddings) - 1) AS qi
 MATCH (m:Memory)
   SEARCH m IN (
@@ -79,6 +84,24 @@ RETURN id, n.id AS neighbour,
               CASE WHEN 2 * vector.similarity.cosine(n.embedding, e) - 1 > best
                    THEN 2 * vector.similarity.cosine(n.embedding, e) - 1 ELSE best END) AS cosine;
 
+// name: experience
+// What feedback on earlier, similar questions of this scope learned: the effective accepted
+// assessments of the most similar past retrievals that received feedback (exact cosine over the
+// scope's learned retrievals, (scope, learned) index), for memories that are still active.
+MATCH (r:Retrieval {scope: $scope, learned: true})
+WITH r, reduce(best = -1.0, e IN $embeddings |
+                CASE WHEN 2 * vector.similarity.cosine(r.query_embedding, e) - 1 > best
+                     THEN 2 * vector.similarity.cosine(r.query_embedding, e) - 1 ELSE best END) AS similarity
+WHERE similarity >= $min_similarity
+WITH r, similarity ORDER BY similarity DESC LIMIT $k
+MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
+WHERE m.status = 'active' AND m.scope = $scope
+  AND NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
+RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
+       [e IN $embeddings | 2 * vector.similarity.cosine(m.embedding, e) - 1] AS similarities,
+       m.content AS content, m.type AS type, m.salience AS salience,
+       m.integration AS integration, m.integration_version AS integration_version;
+
 // name: associated_search
 // Memories linked to admitted direct hits by learned ASSOCIATED edges, same scope, active.
 // Edge weight decays with the time since it was last reinforced (half-life $half_life_days).
@@ -101,7 +124,8 @@ LIMIT $k;
 // Runs in the same transaction as open_session (activate) or the session guard (recall).
 MATCH (ses:Session {id: $session_id})
 CREATE (r:Retrieval {
-  id: $retrieval_id, kind: $kind, query: $query, policy_version: $policy_version,
+  id: $retrieval_id, kind: $kind, query: $query, query_embedding: $query_embedding,
+  policy_version: $policy_version,
   scope: $scope, session_id: ses.id, page_size: $page_size, created_at: $now,
   catalog_ids: $catalog_ids, catalog_pathways: $catalog_pathways,
   relevant_total: $relevant_total, catalog_truncated: $catalog_truncated, pages_served: 1

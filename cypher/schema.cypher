@@ -72,6 +72,13 @@ CREATE VECTOR INDEX memory_embedding IF NOT EXISTS
 FOR (m:Memory) ON m.embedding
 OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
 
+// name: index_retrieval_scope_learned
+// Experience lookups scan a scope's retrievals that received feedback (see experience in
+// retrieval.cypher). A vector index on the query embedding would be faster at scale, but filtered
+// vector search over a sparse, often-deleted index is where Neo4j 2026.09.0 breaks (see
+// docs/managed-neo4j.md), and the learned retrievals of one scope are few.
+CREATE INDEX index_Retrieval_scope_learned IF NOT EXISTS FOR (n:Retrieval) ON (n.scope, n.learned);
+
 // name: fulltext_memory
 // BM25 over memory text. scope_token (a single-token hash of the scope) and status are indexed
 // too, so a Lucene query can require them: filtering happens inside the index on every version.

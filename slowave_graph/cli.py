@@ -102,6 +102,16 @@ def build_parser() -> argparse.ArgumentParser:
     retrieval.add_argument("--keep", action="store_true", help="keep the benchmark scopes in the database")
     _common(retrieval)
 
+    learning = bench_sub.add_parser(
+        "learning", help="retrieval before and after one round of honest (oracle) feedback"
+    )
+    learning.add_argument("--dataset", choices=["locomo"], default="locomo")
+    learning.add_argument("--data", required=True, help="LoCoMo JSON file")
+    learning.add_argument("--out", default="bench-results", help="directory for JSON and Markdown")
+    learning.add_argument("--limit", type=int, help="only the first N questions")
+    learning.add_argument("--keep", action="store_true", help="keep the benchmark scopes in the database")
+    _common(learning)
+
     stats = sub.add_parser("stats", help="counts per label and per scope")
     stats.add_argument("--json", action="store_true", help="print JSON")
     _common(stats)
@@ -190,24 +200,37 @@ async def _stats(settings: Settings) -> dict[str, Any]:
 
 
 async def _bench(settings: Settings, args: argparse.Namespace) -> None:
+    import json as json_module
     from pathlib import Path
 
     from slowave_graph.app import open_app
     from slowave_graph.bench import datasets, report
+    from slowave_graph.bench import learning as bench_learning
     from slowave_graph.bench import retrieval as bench_retrieval
 
     data = Path(args.data)
     if args.dataset == "locomo":
-        dataset = datasets.load_locomo(data, Path(args.errata) if args.errata else None)
+        dataset = datasets.load_locomo(data, Path(args.errata) if getattr(args, "errata", None) else None)
     else:
         dataset = datasets.load_madial(data)
+    out = Path(args.out)
     async with open_app(settings) as app:
-        result = await bench_retrieval.run(app, dataset, limit=args.limit, probes=not args.no_probes)
+        if args.bench == "retrieval":
+            result = await bench_retrieval.run(app, dataset, limit=args.limit, probes=not args.no_probes)
+        else:
+            result = await bench_learning.run(app, dataset, limit=args.limit)
         if not args.keep:
             for scope in result["scopes"]:
                 await app.db.run_write("delete_scope", scope=scope)
-    paths = report.write(result, Path(args.out))
-    print(report.markdown(result))
+    if args.bench == "retrieval":
+        paths = report.write(result, out)
+        print(report.markdown(result))
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"json": out / "learning.json", "markdown": out / "learning.md"}
+        paths["json"].write_text(json_module.dumps(result, indent=2) + "\n")
+        paths["markdown"].write_text(bench_learning.markdown(result))
+        print(bench_learning.markdown(result))
     print("written: " + ", ".join(str(p) for p in paths.values()))
 
 

@@ -277,15 +277,18 @@ class GraphRepository:
 
         return await self.db.read(work)
 
+    def _filtered(self, strategy: VectorStrategy) -> bool:
+        server = self.db.server
+        return strategy == "filtered" or (
+            strategy == "auto" and server is not None and server.vector_filter_in_index
+        )
+
     async def _vector_rows(
         self, tx: AsyncManagedTransaction, scope: str, embeddings: list[list[float]], k: int
     ) -> tuple[list[dict[str, Any]], bool]:
-        server = self.db.server
         strategy = self.vector_strategy
         params: dict[str, Any] = {"scope": scope, "embeddings": embeddings, "k": k}
-        if strategy == "filtered" or (
-            strategy == "auto" and server is not None and server.vector_filter_in_index
-        ):
+        if self._filtered(strategy):
             found = await rows(tx, self.db.q("vector_search_filtered"), **params)
             return found, _any_query_full(found, len(embeddings), k)
         sizes = (await rows(tx, self.db.q("scope_memory_count"), scope=scope))[0]
@@ -312,6 +315,14 @@ class GraphRepository:
         if not ids:
             return []
         return await self.db.run_read("memory_neighbours", ids=ids, scope=scope, embeddings=embeddings)
+
+    async def experience(
+        self, *, scope: str, embeddings: list[list[float]], min_similarity: float, k: int
+    ) -> list[dict[str, Any]]:
+        """Effective assessments from the past retrievals of this scope most similar to the cues."""
+        return await self.db.run_read(
+            "experience", scope=scope, embeddings=embeddings, min_similarity=min_similarity, k=k
+        )
 
     async def search_associated(
         self,
@@ -387,6 +398,7 @@ class GraphRepository:
             coverage = await rows(
                 tx, self.db.q("update_retrieval_feedback"), retrieval_id=retrieval_id, now=now,
                 retrieval_quality=retrieval_quality, missing=missing, declare_complete=declare_complete,
+                learned=bool(memory_ids),
             )  # fmt: skip
             return FeedbackWrite(recorded, retired, learning, coverage[0])
 

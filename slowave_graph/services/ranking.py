@@ -23,7 +23,7 @@ from slowave_graph.services.text import term_coverage
 
 @dataclass(frozen=True)
 class RankingPolicy:
-    version: str = "hybrid-v2"
+    version: str = "hybrid-v3"
     # admission: cosine + lexical_weight * coverage² must reach the floor, and the cosine must lie
     # within the margin of the cue's best; a neighbour of a qualified memory needs context_floor
     floor: float = 0.45
@@ -33,8 +33,18 @@ class RankingPolicy:
     # order: cosine + bm25_weight * BM25/best-BM25 + salience prior + neighbour_weight * neighbour
     bm25_weight: float = 0.40
     neighbour_weight: float = 0.30
-    # bounded learned prior: (salience - 0.5) * weight, salience in [0, 1]
-    salience_weight: float = 0.06
+    # bounded learned prior: (salience - 0.5) * weight, salience in [0, 1]; a tie-breaker — a
+    # larger weight lifted helpful memories into unrelated questions (bench learning, slice c)
+    salience_weight: float = 0.02
+    # experience: feedback on past retrievals whose question is this close (cosine) carries over
+    # (0.75 let templated but different questions inherit each other's answers: slice c dropped);
+    # value = similarity * (helped 1, no_effect 0.25, harmed -1, irrelevant -0.5 when nearly the
+    # same question); added to the order with this weight; at experience_admit a memory qualifies
+    experience_min_similarity: float = 0.85
+    experience_k: int = 5
+    experience_weight: float = 0.30
+    experience_admit: float = 0.90
+    irrelevant_similarity: float = 0.90
     # candidates fetched per query vector and from the full-text index; neighbours are looked up
     # for the best context_k candidates (context only matters near the top)
     candidate_k: int = 50
@@ -107,6 +117,30 @@ def merge_candidates(
     return pool
 
 
+_EXPERIENCE_VALUE = {("used", "helped"): 1.0, ("used", "no_effect"): 0.25, ("used", "harmed"): -1.0}
+
+
+def experience_scores(
+    rows: Iterable[dict[str, object]], policy: RankingPolicy = DEFAULT_POLICY
+) -> dict[str, float]:
+    """Per memory: the strongest positive plus the strongest negative lesson of similar past
+    questions (each weighted by how similar the past question is)."""
+    best: dict[str, float] = {}
+    worst: dict[str, float] = {}
+    for row in rows:
+        similarity = _float(row.get("similarity"), 0.0)
+        assessment, effect = str(row.get("assessment")), str(row.get("effect") or "helped")
+        value = _EXPERIENCE_VALUE.get((assessment, effect), 0.0)
+        if assessment == "irrelevant" and similarity >= policy.irrelevant_similarity:
+            value = -0.5
+        memory_id = str(row["id"])
+        if value > 0:
+            best[memory_id] = max(best.get(memory_id, 0.0), similarity * value)
+        elif value < 0:
+            worst[memory_id] = min(worst.get(memory_id, 0.0), similarity * value)
+    return {m: best.get(m, 0.0) + worst.get(m, 0.0) for m in set(best) | set(worst)}
+
+
 def fused_order(pool: dict[str, Candidate], policy: RankingPolicy = DEFAULT_POLICY) -> list[str]:
     """Candidate ids by fused score before context (to pick whose neighbours to look up)."""
     max_bm25 = max((c.bm25 or 0.0) for c in pool.values()) if pool else 0.0
@@ -123,6 +157,7 @@ def admit_direct(
     cue_terms: list[list[str]],
     neighbours: Iterable[dict[str, object]] = (),
     policy: RankingPolicy = DEFAULT_POLICY,
+    experience: dict[str, float] | None = None,
 ) -> list[Candidate]:
     """The relevance-qualified direct hits, best first.
 
@@ -135,10 +170,15 @@ def admit_direct(
     lifted cosine clears a lower context floor — the answer often sits next to the turn that names
     the topic. There is no count quota: an off-topic question admits nothing.
 
+    Experience: a memory that feedback on a very similar earlier question marked as helpful
+    qualifies, and every experience value moves the order (see ``experience_scores``); irrelevant
+    marks only lower the order for nearly the same question — they never hide a memory.
+
     Order. fused = best cosine + bm25_weight * BM25 / best BM25 in the pool + bounded salience
-    prior, then + neighbour_weight * the best neighbour's fused score (its cosine when it is not
-    a candidate itself).
+    prior + experience_weight * experience, then + neighbour_weight * the best neighbour's fused
+    score (its cosine when it is not a candidate itself).
     """
+    experience = experience or {}
     if not pool:
         return []
     cues = sorted({qi for cand in pool.values() for qi in cand.cosines})
@@ -150,9 +190,15 @@ def admit_direct(
     for cand in pool.values():
         prior = (min(max(cand.salience, 0.0), 1.0) - 0.5) * policy.salience_weight
         lexical = (cand.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
+        learned = experience.get(cand.id, 0.0)
         fused[cand.id] = (
-            (cand.cosine if cand.cosine is not None else -1.0) + policy.bm25_weight * lexical + prior
+            (cand.cosine if cand.cosine is not None else -1.0)
+            + policy.bm25_weight * lexical
+            + prior
+            + policy.experience_weight * learned
         )
+        if learned >= policy.experience_admit:
+            qualified.add(cand.id)
         lifted_best[cand.id] = -1.0
         for qi, cosine in cand.cosines.items():
             coverage = term_coverage(cue_terms[qi] if qi < len(cue_terms) else [], cand.content)
@@ -160,7 +206,7 @@ def admit_direct(
             lifted_best[cand.id] = max(lifted_best[cand.id], lifted)
             if lifted >= policy.floor and cosine >= best[qi] - policy.margin:
                 qualified.add(cand.id)
-        cand.notes = {"cosine": cand.cosine or -1.0, "bm25": lexical, "prior": prior}
+        cand.notes = {"cosine": cand.cosine or -1.0, "bm25": lexical, "prior": prior, "experience": learned}
     adjacent: dict[str, list[tuple[str, float]]] = {}
     for row in neighbours:
         adjacent.setdefault(str(row["id"]), []).append(

@@ -33,6 +33,7 @@ from slowave_graph.services.ranking import (
     Candidate,
     RankingPolicy,
     admit_direct,
+    experience_scores,
     fused_order,
     merge_candidates,
     order_associated,
@@ -53,6 +54,7 @@ class Catalog:
     procedures: list[dict[str, Any]]
     truncated: bool
     page_size: int
+    query_embedding: list[float] | None = None
     pages: list[list[int]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -79,6 +81,7 @@ class Catalog:
             ],
             "page_procedures": [{"id": p["id"], "rank": n + 1} for n, p in enumerate(self.procedures)],
             "cursor_id": cursor_id(retrieval_id, 2) if len(self.pages) > 1 else None,
+            "query_embedding": self.query_embedding,
         }
 
 
@@ -173,11 +176,18 @@ class Retriever:
             scope=scope, embeddings=embeddings, lucene=lucene, k=self.policy.candidate_k
         )
         cue_terms = [text.query_terms(cue) for cue in cues]
-        pool = merge_candidates(found.vector, found.fulltext)
+        learned_rows = await self.repo.experience(
+            scope=scope,
+            embeddings=embeddings,
+            min_similarity=self.policy.experience_min_similarity,
+            k=self.policy.experience_k,
+        )
+        pool = merge_candidates(found.vector, [*found.fulltext, *learned_rows])
         neighbours = await self.repo.neighbours(
             scope=scope, ids=fused_order(pool, self.policy)[: self.policy.context_k], embeddings=embeddings
         )
-        direct = admit_direct(pool, cue_terms, neighbours, self.policy)
+        learned = experience_scores(learned_rows, self.policy)
+        direct = admit_direct(pool, cue_terms, neighbours, self.policy, learned)
         associated_rows = await self.repo.search_associated(
             scope=scope,
             seed_ids=[c.id for c in direct],
@@ -193,7 +203,9 @@ class Retriever:
             ),
             self.policy,
         )
-        return Catalog(direct + associated, procedures, found.truncated, page_size)
+        return Catalog(
+            direct + associated, procedures, found.truncated, page_size, embeddings[0] if embeddings else None
+        )
 
     async def evidence(self, memory_ids: list[str], mode: str) -> tuple[list[EvidenceRecord], bool]:
         rows = await self.repo.evidence_for_memories(memory_ids, EVIDENCE_LIMIT)

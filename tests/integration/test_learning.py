@@ -120,3 +120,26 @@ async def test_co_use_learns_an_association_that_surfaces_as_associated(app: App
         x=x, y=y, database_=app.db.database,
     )  # fmt: skip
     assert edge.records[0].data() == {"w": 0.0, "r": []}
+
+
+async def test_feedback_becomes_experience_for_similar_questions(app: App, scope: str) -> None:
+    async with Client(build_server(app)) as client:
+        [refunds, _] = await seeded(client, scope, ["Refunds are processed nightly by the kestrel job",
+                                                        "The kestrel job also rotates the audit logs"])  # fmt: skip
+        act = await activate(client, scope, "Which job processes refunds?")
+        assert refunds in [m["memory_id"] for m in act["memories"]]
+        marks = [{"memory_id": m["memory_id"], "assessment": "used" if m["memory_id"] == refunds else "irrelevant"}
+                 for m in act["memories"]]  # fmt: skip
+        ok(
+            await call(
+                client, "slowave_feedback", {"retrieval_id": act["retrieval_id"], "memory_feedback": marks}
+            )
+        )
+    repo = app.repo
+    vectors = await app.embedder.aembed(["Which job processes refunds?", "What is the capital of Peru?"])
+    same = await repo.experience(scope=scope, embeddings=vectors[:1], min_similarity=0.75, k=5)
+    used = [r for r in same if r["id"] == refunds]
+    assert used and used[0]["assessment"] == "used" and used[0]["similarity"] > 0.99
+    assert await repo.experience(scope=scope, embeddings=vectors[1:], min_similarity=0.75, k=5) == []
+    elsewhere = await repo.experience(scope=scope + "-x", embeddings=vectors[:1], min_similarity=0.75, k=5)
+    assert elsewhere == [], "experience never crosses scopes"

@@ -125,3 +125,35 @@ async def test_vector_strategies_agree_for_a_small_scope_in_a_larger_database(ap
         results[strategy] = [r["id"] for r in sorted(found.vector, key=lambda r: -r["cosine"])]
     assert all(len(ids) == 5 for ids in results.values()), results
     assert len({tuple(sorted(ids)) for ids in results.values()}) == 1, results
+
+
+async def test_filtered_search_of_an_emptied_scope_after_deletions(app: App, scope: str) -> None:
+    """Neo4j 2026.09.0 fails (and may drop the connection) when a filtered vector SEARCH matches no
+    live node of an index that has seen deletions; the guarded query must answer [] at once."""
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Load"))["session_id"]
+        for start in range(0, 300, 100):
+            batch = [
+                {"content": f"Throwaway fact number {i} about pipelines", "type": "fact"}
+                for i in range(start, start + 100)
+            ]
+            ok(
+                await call(
+                    client, "slowave_remember", {"scope": scope, "session_id": session, "memories": batch}
+                )
+            )
+    await app.db.run_write("delete_scope", scope=scope)
+    [vector] = await app.embedder.aembed(["pipelines"])
+    found = await app.db.run_read("vector_search_filtered", scope=scope, embeddings=[vector], k=10)
+    assert found == []
+    async with Client(build_server(app)) as client:
+        again = await activate(client, scope, "Tell me about pipelines")
+        assert again["memories"] == [] and again["memory_state"] == "cold_start"
+        assert (await recall_empty(client, scope, again["session_id"])) == []
+
+
+async def recall_empty(client: Client, scope: str, session: str) -> list[object]:
+    data = ok(
+        await call(client, "slowave_recall", {"scope": scope, "session_id": session, "query": "pipelines"})
+    )
+    return list(data["memories"])

@@ -112,3 +112,24 @@ def test_bm25_orders_within_the_admitted() -> None:
     policy = RankingPolicy(floor=0.4, margin=0.3, bm25_weight=0.4, neighbour_weight=0.0, salience_weight=0.0)
     pool = merge_candidates([row("a", 0.60), row("b", 0.55)], [row("b", bm25=8.0, similarities=[0.55])])
     assert [c.id for c in admit_direct(pool, [[]], policy=policy)] == ["b", "a"]
+
+
+def test_experience_from_similar_questions() -> None:
+    from slowave_graph.services.ranking import experience_scores
+
+    rows = [
+        {"id": "m1", "similarity": 0.95, "assessment": "used", "effect": "helped"},
+        {"id": "m1", "similarity": 0.80, "assessment": "used", "effect": "harmed"},
+        {"id": "m2", "similarity": 0.95, "assessment": "irrelevant", "effect": None},
+        {"id": "m3", "similarity": 0.85, "assessment": "irrelevant", "effect": None},  # a different question
+        {"id": "m4", "similarity": 0.99, "assessment": "not_used", "effect": None},
+    ]
+    scores = experience_scores(rows, RankingPolicy())
+    assert scores == {"m1": pytest.approx(0.95 - 0.80), "m2": pytest.approx(-0.475)}
+
+
+def test_experience_admits_what_helped_the_same_question_and_never_hides() -> None:
+    policy = RankingPolicy(floor=0.45, margin=0.3, experience_admit=0.8, salience_weight=0.0)
+    pool = merge_candidates([row("learned", 0.30), row("plain", 0.60), row("marked", 0.58)], [])
+    admitted = admit_direct(pool, [[]], policy=policy, experience={"learned": 0.95, "marked": -0.5})
+    assert [c.id for c in admitted] == ["plain", "learned", "marked"]

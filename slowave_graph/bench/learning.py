@@ -1,0 +1,148 @@
+"""`slowave-graph bench learning`: does honest feedback make retrieval better, and does it leave
+unrelated questions alone?
+
+Half the questions (every other one per corpus) are asked through the recall tool path; an oracle
+gives the feedback an honest agent would: exposed memories that hold gold evidence are ``used``
+(helped), the others ``irrelevant``. Then every question is asked again and scored:
+(a) the trained questions themselves, (b) held-out questions that share a gold turn with a trained
+one (transfer), (c) held-out questions that share none (must not get worse).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slowave_graph.app import App
+from slowave_graph.bench.datasets import Dataset, Query
+from slowave_graph.bench.metrics import Ranked, summarize
+from slowave_graph.bench.retrieval import BENCH_CLIENT, Corpus, ingest, progress, ranked_ids
+from slowave_graph.contract.activate import ActivateRequest
+from slowave_graph.contract.feedback import FeedbackRequest
+from slowave_graph.contract.recall import RecallRequest
+
+
+async def _rank_all(app: App, corpora: dict[str, Corpus], queries: list[Query], desc: str) -> list[Ranked]:
+    out = []
+    bar = progress(len(queries), desc)
+    for q in queries:
+        corpus = corpora[q.corpus]
+        ids = await ranked_ids(app, corpus.scope, q.text)
+        out.append(
+            Ranked([frozenset(corpus.refs_of.get(i, set())) for i in ids], frozenset(q.gold), q.category)
+        )
+        bar.update(1)
+    bar.close()
+    return out
+
+
+async def _train(app: App, corpora: dict[str, Corpus], queries: list[Query]) -> dict[str, int]:
+    """Ask each training question through recall and give oracle feedback on what was shown."""
+    sessions: dict[str, str] = {}
+    counts = {"retrievals": 0, "used": 0, "irrelevant": 0}
+    bar = progress(len(queries), "feedback")
+    for q in queries:
+        corpus = corpora[q.corpus]
+        if q.corpus not in sessions:
+            request = ActivateRequest(
+                task="Answer questions about the conversation",
+                initial_goal="Answer correctly",
+                scope=corpus.scope,
+            )
+            act = await app.services.activation.activate(request, BENCH_CLIENT)
+            sessions[q.corpus] = act.session_id
+        shown = await app.services.recall.recall(
+            RecallRequest(session_id=sessions[q.corpus], scope=corpus.scope, query=q.text, page_size=10),
+            BENCH_CLIENT,
+        )
+        entries = []
+        for memory in shown.memories:
+            if corpus.refs_of.get(memory.memory_id, set()) & q.gold:
+                entries.append({"memory_id": memory.memory_id, "assessment": "used", "effect": "helped"})
+                counts["used"] += 1
+            else:
+                entries.append({"memory_id": memory.memory_id, "assessment": "irrelevant"})
+                counts["irrelevant"] += 1
+        await app.services.feedback.feedback(
+            FeedbackRequest.model_validate(
+                {"retrieval_id": shown.retrieval_id, "memory_feedback": entries, "coverage": "complete"}
+            ),
+            BENCH_CLIENT,
+        )
+        counts["retrievals"] += 1
+        bar.update(1)
+    bar.close()
+    return counts
+
+
+def _slice(results: list[Ranked], picks: list[int]) -> dict[str, float]:
+    return summarize([results[i] for i in picks])
+
+
+async def run(app: App, dataset: Dataset, limit: int | None = None) -> dict[str, Any]:
+    import secrets
+
+    run_id = secrets.token_hex(3)
+    corpora = {
+        name: await ingest(app, name, docs, f"bench-learning-{dataset.name}:{run_id}-{name}")
+        for name, docs in dataset.corpora.items()
+    }
+    queries = dataset.queries[:limit] if limit else dataset.queries
+    per_corpus_index: dict[str, int] = {}
+    train: list[int] = []
+    held: list[int] = []
+    for i, q in enumerate(queries):
+        n = per_corpus_index.get(q.corpus, 0)
+        per_corpus_index[q.corpus] = n + 1
+        (train if n % 2 == 0 else held).append(i)
+    trained_gold: dict[str, set[str]] = {}
+    for i in train:
+        trained_gold.setdefault(queries[i].corpus, set()).update(queries[i].gold)
+    shared = [i for i in held if queries[i].gold & trained_gold.get(queries[i].corpus, set())]
+    unrelated = [i for i in held if i not in set(shared)]
+
+    before = await _rank_all(app, corpora, queries, "before")
+    counts = await _train(app, corpora, [queries[i] for i in train])
+    after = await _rank_all(app, corpora, queries, "after")
+
+    slices = {"a_same_questions": train, "b_shared_evidence": shared, "c_unrelated": unrelated}
+    report: dict[str, Any] = {
+        "dataset": dataset.name,
+        "policy": app.services.recall.policy.version,
+        "embedding_model": app.embedder.model_name,
+        "feedback": counts,
+        "slices": {},
+        "scopes": [c.scope for c in corpora.values()],
+    }
+    for name, picks in slices.items():
+        b, a = _slice(before, picks), _slice(after, picks)
+        report["slices"][name] = {
+            "questions": len(picks),
+            "before": b,
+            "after": a,
+            "delta": {
+                k: round(a[k] - b[k], 4) for k in ("recall@5", "recall@10", "ndcg@10", "mrr") if k in b
+            },
+        }
+    return report
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [
+        f"# Learning benchmark: {report['dataset']}",
+        "",
+        f"policy `{report['policy']}`, embedding `{report['embedding_model']}`; oracle feedback on "
+        f"{report['feedback']['retrievals']} retrievals ({report['feedback']['used']} used, "
+        f"{report['feedback']['irrelevant']} irrelevant)",
+        "",
+        "| slice | questions | R@5 before | R@5 after | Δ R@5 | R@10 before | R@10 after | Δ R@10 "
+        "| Δ nDCG@10 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, s in report["slices"].items():
+        b, a, d = s["before"], s["after"], s["delta"]
+        if not s["questions"]:
+            continue
+        r5 = f"{b['recall@5']:.3f} | {a['recall@5']:.3f} | {d['recall@5']:+.3f}"
+        r10 = f"{b['recall@10']:.3f} | {a['recall@10']:.3f} | {d['recall@10']:+.3f}"
+        lines.append(f"| {name} | {s['questions']} | {r5} | {r10} | {d['ndcg@10']:+.3f} |")
+    return "\n".join(lines) + "\n"
