@@ -26,11 +26,13 @@ RETURN qi, m.id AS id, 2 * score - 1 AS cosine, m.content AS content, m.type AS 
 // Neo4j 5.26: the index cannot filter, so fetch more neighbours than needed ($fetch ≥ $k, chosen
 // from the scope's share of all memories) and filter afterwards. The caller widens $fetch until
 // $k hits survive or the whole index was read, so no result is lost.
+// queryNodes scores come from the (quantized) index and are approximate: survivors are rescored
+// exactly, so this path ranks on the same scale as the others.
 UNWIND range(0, size($embeddings) - 1) AS qi
-CALL db.index.vector.queryNodes('memory_embedding', $fetch, $embeddings[qi]) YIELD node AS m, score
-WITH qi, m, score
+CALL db.index.vector.queryNodes('memory_embedding', $fetch, $embeddings[qi]) YIELD node AS m
+WITH qi, m
 WHERE m.scope = $scope AND m.status = 'active'
-WITH qi, m, score ORDER BY score DESC
+WITH qi, m, vector.similarity.cosine(m.embedding, $embeddings[qi]) AS score ORDER BY score DESC
 WITH qi, collect({m: m, score: score})[..$k] AS hits
 UNWIND hits AS hit
 WITH qi, hit.m AS m, hit.score AS score
