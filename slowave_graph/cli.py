@@ -115,6 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
     stats = sub.add_parser("stats", help="counts per label and per scope")
     stats.add_argument("--json", action="store_true", help="print JSON")
     _common(stats)
+
+    from slowave_graph.commands import modules
+
+    for module in modules():
+        module.register(sub, _common)
     return parser
 
 
@@ -294,6 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from slowave_graph.neo4j_local.manager import Neo4jLocalError
 
     try:
+        handler = getattr(args, "handler", None)
+        if handler is not None:
+            return int(handler(args, settings))
         if args.command == "serve":
             _serve_until_signal(settings, args.transport)
         elif args.command == "neo4j":
