@@ -1,0 +1,335 @@
+// Operator statements behind `slowave-graph export / import / backup / restore / reembed`.
+// Export and import move whole scopes: every node reached from a Scope node (as delete_scope in
+// admin.cypher reaches them) and every relationship among them, with all properties; the
+// counters travel with them so ids handed out later never collide with imported ones.
+
+// name: export_scopes
+// Every scope, in id order: a full export walks them one by one.
+MATCH (s:Scope)
+RETURN s.id AS scope
+ORDER BY scope;
+
+// name: export_scope_nodes
+// All nodes of one scope: the Scope node, what is IN_SCOPE of it (memories, procedures, sessions,
+// continuity lines), what its sessions recorded, formed and retrieved, and the cursors of those
+// retrievals. The branches are disjoint, so each node comes once; rows stream as they are read.
+MATCH (s:Scope {id: $scope})
+CALL (s) {
+  RETURN s AS n
+  UNION ALL
+  MATCH (s)<-[:IN_SCOPE]-(n)
+  RETURN n
+  UNION ALL
+  MATCH (s)<-[:IN_SCOPE]-(:Session)-[:RECORDED|FORMED|RETRIEVED]->(n)
+  RETURN n
+  UNION ALL
+  MATCH (s)<-[:IN_SCOPE]-(:Session)-[:RETRIEVED]->(:Retrieval)<-[:CONTINUES]-(n:Cursor)
+  RETURN n
+}
+RETURN labels(n) AS labels, properties(n) AS props;
+
+// name: export_scope_relationships
+// All relationships among the nodes of one scope (the same walk as export_scope_nodes), each
+// with its type, both ends as (label, id) and all its properties. A relationship to a node of
+// another scope would not be exported; the model has none.
+MATCH (s:Scope {id: $scope})
+CALL (s) {
+  MATCH (s)<-[:IN_SCOPE]-(n)
+  RETURN n
+  UNION ALL
+  MATCH (s)<-[:IN_SCOPE]-(:Session)-[:RECORDED|FORMED|RETRIEVED]->(n)
+  RETURN n
+  UNION ALL
+  MATCH (s)<-[:IN_SCOPE]-(:Session)-[:RETRIEVED]->(:Retrieval)<-[:CONTINUES]-(n:Cursor)
+  RETURN n
+}
+MATCH (n)-[r]->(m)
+WHERE m = s OR m.scope = $scope
+RETURN type(r) AS type, labels(n) AS from_labels, n.id AS from_id, labels(m) AS to_labels,
+       m.id AS to_id, properties(r) AS props;
+
+// name: export_counters
+// The id counters (one per id kind): imported as a maximum, never lowered.
+MATCH (c:Counter)
+RETURN c.name AS name, c.value AS value
+ORDER BY name;
+
+// name: export_totals
+// What the whole database holds per label and relationship type (count store, instant): a full
+// export compares them with what it wrote, to report nodes outside every scope.
+RETURN COUNT { (:Scope) } AS Scope, COUNT { (:Memory) } AS Memory,
+       COUNT { (:Procedure) } AS Procedure, COUNT { (:Episode) } AS Episode,
+       COUNT { (:Event) } AS Event, COUNT { (:Session) } AS Session,
+       COUNT { (:Continuity) } AS Continuity, COUNT { (:Retrieval) } AS Retrieval,
+       COUNT { (:Cursor) } AS Cursor;
+
+// name: import_counters
+// Counters move up to the imported value, never down: ids of the database's own later writes
+// stay clear of the imported ones.
+UNWIND $rows AS row
+MERGE (c:Counter {name: row.name})
+  ON CREATE SET c.value = row.value
+  ON MATCH SET c.value = CASE WHEN c.value < row.value THEN row.value ELSE c.value END
+RETURN count(c) AS counters;
+
+// name: import_nodes
+// Restores nodes by their id (MERGE: importing the same file twice changes nothing) and replaces
+// all their properties with the exported ones. A node that exists under the same id in another
+// scope is left alone and reported: the caller aborts the transaction, nothing is overwritten.
+// Labels are spelled out per branch so each MERGE is an index seek on that label's id constraint.
+UNWIND $rows AS row
+CALL (row) {
+  WITH row WHERE row.label = 'Scope'
+  MERGE (n:Scope {id: row.id})
+  RETURN n
+  UNION ALL
+  WITH row WHERE row.label = 'Memory'
+  MERGE (n:Memory {id: row.id})
+  RETURN n
+  UNION ALL
+  WITH row WHERE row.label = 'Procedure'
+  MERGE (n:Procedure {id: row.id})
+  RETURN n
+  UNION ALL
+  WITH row WHERE row.label = 'Episode'
+  MERGE (n:Episode {id: row.id})
+  RETURN n
+  UNION ALL
+  WITH row WHERE row.label = 'Event'
+  MERGE (n:Event {id: row.id})
+  RETURN n
+  UNION ALL
+  WITH row WHERE row.label = 'Session'
+  MERGE (n:Session {id: row.id})
+  RETURN n
+  UNION ALL
+  WITH row WHERE row.label = 'Continuity'
+  MERGE (n:Continuity {id: row.id})
+  RETURN n
+  UNION ALL
+  WITH row WHERE row.label = 'Retrieval'
+  MERGE (n:Retrieval {id: row.id})
+  RETURN n
+  UNION ALL
+  WITH row WHERE row.label = 'Cursor'
+  MERGE (n:Cursor {id: row.id})
+  RETURN n
+}
+WITH row, n, row.label = 'Scope' OR coalesce(n.scope, row.props.scope) = row.props.scope AS own
+CALL (row, n, own) {
+  WITH row, n WHERE own
+  SET n = row.props
+}
+RETURN count(CASE WHEN own THEN 1 END) AS nodes,
+       collect(CASE WHEN NOT own THEN row.label + ' ' + row.id END)[..10] AS conflicts;
+
+// name: import_relationships
+// Restores relationships between already imported nodes, found by (label, id) with an index seek
+// per end. The label test sits outside the inner CALL so the planner cannot seek every label's
+// index first and filter afterwards (it does, written flat). Types are spelled out too: a MERGE
+// on a dynamic type scans every relationship of that type when it has to create one. MERGE keeps
+// the import idempotent: one relationship per (type, ends), except ASSESSED, the append-only
+// ledger, where several may join the same ends — each is its own event_id. Returns how many rows
+// found both ends; fewer than sent means the file names a node that is nowhere to be found.
+UNWIND $rows AS row
+CALL (row) {
+  WITH row WHERE row.from_label = 'Scope'
+  CALL (row) { MATCH (n:Scope {id: row.from_id}) RETURN n }
+  RETURN n AS a
+  UNION ALL
+  WITH row WHERE row.from_label = 'Memory'
+  CALL (row) { MATCH (n:Memory {id: row.from_id}) RETURN n }
+  RETURN n AS a
+  UNION ALL
+  WITH row WHERE row.from_label = 'Procedure'
+  CALL (row) { MATCH (n:Procedure {id: row.from_id}) RETURN n }
+  RETURN n AS a
+  UNION ALL
+  WITH row WHERE row.from_label = 'Episode'
+  CALL (row) { MATCH (n:Episode {id: row.from_id}) RETURN n }
+  RETURN n AS a
+  UNION ALL
+  WITH row WHERE row.from_label = 'Event'
+  CALL (row) { MATCH (n:Event {id: row.from_id}) RETURN n }
+  RETURN n AS a
+  UNION ALL
+  WITH row WHERE row.from_label = 'Session'
+  CALL (row) { MATCH (n:Session {id: row.from_id}) RETURN n }
+  RETURN n AS a
+  UNION ALL
+  WITH row WHERE row.from_label = 'Continuity'
+  CALL (row) { MATCH (n:Continuity {id: row.from_id}) RETURN n }
+  RETURN n AS a
+  UNION ALL
+  WITH row WHERE row.from_label = 'Retrieval'
+  CALL (row) { MATCH (n:Retrieval {id: row.from_id}) RETURN n }
+  RETURN n AS a
+  UNION ALL
+  WITH row WHERE row.from_label = 'Cursor'
+  CALL (row) { MATCH (n:Cursor {id: row.from_id}) RETURN n }
+  RETURN n AS a
+}
+CALL (row) {
+  WITH row WHERE row.to_label = 'Scope'
+  CALL (row) { MATCH (n:Scope {id: row.to_id}) RETURN n }
+  RETURN n AS b
+  UNION ALL
+  WITH row WHERE row.to_label = 'Memory'
+  CALL (row) { MATCH (n:Memory {id: row.to_id}) RETURN n }
+  RETURN n AS b
+  UNION ALL
+  WITH row WHERE row.to_label = 'Procedure'
+  CALL (row) { MATCH (n:Procedure {id: row.to_id}) RETURN n }
+  RETURN n AS b
+  UNION ALL
+  WITH row WHERE row.to_label = 'Episode'
+  CALL (row) { MATCH (n:Episode {id: row.to_id}) RETURN n }
+  RETURN n AS b
+  UNION ALL
+  WITH row WHERE row.to_label = 'Event'
+  CALL (row) { MATCH (n:Event {id: row.to_id}) RETURN n }
+  RETURN n AS b
+  UNION ALL
+  WITH row WHERE row.to_label = 'Session'
+  CALL (row) { MATCH (n:Session {id: row.to_id}) RETURN n }
+  RETURN n AS b
+  UNION ALL
+  WITH row WHERE row.to_label = 'Continuity'
+  CALL (row) { MATCH (n:Continuity {id: row.to_id}) RETURN n }
+  RETURN n AS b
+  UNION ALL
+  WITH row WHERE row.to_label = 'Retrieval'
+  CALL (row) { MATCH (n:Retrieval {id: row.to_id}) RETURN n }
+  RETURN n AS b
+  UNION ALL
+  WITH row WHERE row.to_label = 'Cursor'
+  CALL (row) { MATCH (n:Cursor {id: row.to_id}) RETURN n }
+  RETURN n AS b
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'IN_SCOPE'
+  MERGE (a)-[r:IN_SCOPE]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'CONTINUES'
+  MERGE (a)-[r:CONTINUES]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'RETRIEVED'
+  MERGE (a)-[r:RETRIEVED]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'RECORDED'
+  MERGE (a)-[r:RECORDED]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'FORMED'
+  MERGE (a)-[r:FORMED]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'DERIVED_FROM'
+  MERGE (a)-[r:DERIVED_FROM]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'EXPOSED'
+  MERGE (a)-[r:EXPOSED]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'SUPERSEDES'
+  MERGE (a)-[r:SUPERSEDES]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'ASSOCIATED'
+  MERGE (a)-[r:ASSOCIATED]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'NEXT'
+  MERGE (a)-[r:NEXT]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'ASSESSED'
+  MERGE (a)-[r:ASSESSED {event_id: row.props.event_id}]->(b)
+  SET r = row.props
+}
+RETURN count(*) AS relationships;
+
+// name: bulk_close_session
+// Ends the session a bulk import wrote its memories under (opened with open_session, like an
+// activate): outcome success, end_reason import, how many records it took in.
+MATCH (s:Session {id: $session_id})
+SET s.status = 'ended', s.outcome = 'success', s.outcome_summary = $summary, s.end_reason = 'import',
+    s.ended_at = $now, s.committed_at = $now
+RETURN s.id AS session_id;
+
+// name: reembed_memory_page
+// One page of memories in id order (keyset: after the last id of the previous page) with the text
+// their embedding is computed from.
+MATCH (m:Memory)
+WHERE m.id > $after
+RETURN m.id AS id, m.content AS text
+ORDER BY id
+LIMIT $limit;
+
+// name: reembed_procedure_page
+// One page of procedures with the parts their embedding is computed from (see CommitService).
+MATCH (p:Procedure)
+WHERE p.id > $after
+RETURN p.id AS id, p.goal AS goal, p.summary AS summary, p.context_text AS context_text
+ORDER BY id
+LIMIT $limit;
+
+// name: reembed_retrieval_page
+// One page of retrievals that carry a query embedding (experience lookups compare it with cues).
+MATCH (r:Retrieval)
+WHERE r.id > $after AND r.query_embedding IS NOT NULL
+RETURN r.id AS id, r.query AS text
+ORDER BY id
+LIMIT $limit;
+
+// name: reembed_set_memories
+// Writes a page of recomputed memory vectors (the vector index follows).
+UNWIND $rows AS row
+MATCH (m:Memory {id: row.id})
+SET m.embedding = row.embedding
+RETURN count(m) AS updated;
+
+// name: reembed_set_procedures
+// Writes a page of recomputed procedure vectors.
+UNWIND $rows AS row
+MATCH (p:Procedure {id: row.id})
+SET p.embedding = row.embedding
+RETURN count(p) AS updated;
+
+// name: reembed_set_retrievals
+// Writes a page of recomputed retrieval query vectors.
+UNWIND $rows AS row
+MATCH (r:Retrieval {id: row.id})
+SET r.query_embedding = row.embedding
+RETURN count(r) AS updated;
+
+// name: reembed_begin
+// Marks a re-embedding in progress (visible to operators; cleared by embedding_space_set).
+MATCH (e:EmbeddingSpace {name: 'memory'})
+SET e.reembedding_to = $model, e.reembedding_started_at = $now
+RETURN e.model AS model, e.dimension AS dimension;
+
+// name: embedding_space_set
+// Records the model that produced the stored vectors once every one of them was recomputed.
+MERGE (e:EmbeddingSpace {name: 'memory'})
+SET e.model = $model, e.dimension = $dimension, e.updated_at = $now
+REMOVE e.reembedding_to, e.reembedding_started_at
+RETURN e.model AS model, e.dimension AS dimension;
+
+// name: drop_vector_index
+// The memory vector index is rebuilt at a new dimension by the schema code after re-embedding.
+DROP INDEX memory_embedding IF EXISTS;

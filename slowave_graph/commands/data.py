@@ -1,0 +1,255 @@
+"""`slowave-graph export | import | backup | restore | reembed`: moving and re-embedding the memory."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from slowave_graph.commands import Common
+from slowave_graph.config import Settings
+
+if TYPE_CHECKING:
+    from slowave_graph.embedder import Embedder
+    from slowave_graph.graph.database import Database
+
+
+def register(sub: Any, common: Common) -> None:
+    export = sub.add_parser("export", help="write the memory (or some scopes) to a JSON Lines file")
+    export.add_argument(
+        "--scope", action="extend", nargs="+", help="only these scopes (repeatable; default: all of them)"
+    )
+    export.add_argument("--out", required=True, help="the .jsonl file to write")
+    common(export)
+    export.set_defaults(handler=_export)
+
+    imp = sub.add_parser(
+        "import",
+        help="import an export file, or bulk-import memories from JSON Lines",
+        description="FILE is either an export (restored exactly, ids kept) or lines like "
+        '{"scope": "project:shop", "content": "…", "type": "fact", "occurred_at": "2026-03-01T09:30:00Z"} '
+        "(the slowave_remember fields), embedded in batches and stored as remember stores them.",
+    )
+    imp.add_argument("file", help="the .jsonl file to read")
+    imp.add_argument("--batch", type=int, default=500, help="records per transaction (default 500)")
+    imp.add_argument(
+        "--reembed", action="store_true", help="export files: recompute vectors made by another model"
+    )
+    imp.add_argument("--scope", help="bulk files: scope for records that name none")
+    imp.add_argument("--type", dest="memory_type", help="bulk files: type for records that name none")
+    common(imp)
+    imp.set_defaults(handler=_import)
+
+    backup = sub.add_parser("backup", help="full export with counts and checksum, checked after writing")
+    backup.add_argument("--out", required=True, help="the backup file to write")
+    common(backup)
+    backup.set_defaults(handler=_backup)
+
+    restore = sub.add_parser("restore", help="restore a backup and verify counts and checksum")
+    restore.add_argument("file", help="the backup file")
+    restore.add_argument(
+        "--replace", action="store_true", help="delete and restore scopes that already exist"
+    )
+    restore.add_argument("--batch", type=int, default=500, help="records per transaction (default 500)")
+    restore.add_argument("--reembed", action="store_true", help="recompute vectors made by another model")
+    common(restore)
+    restore.set_defaults(handler=_restore)
+
+    reembed = sub.add_parser(
+        "reembed",
+        help="recompute every stored vector with another embedding model (stop the servers first)",
+    )
+    reembed.add_argument(
+        "--model", required=True, help="all-MiniLM-L6-v2, all-MiniLM-L6-v2-int8, or a local model directory"
+    )
+    reembed.add_argument("--batch", type=int, default=256, help="texts per embedding batch (default 256)")
+    common(reembed)
+    reembed.set_defaults(handler=_reembed)
+
+
+def _report(result: dict[str, Any]) -> None:
+    print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+
+
+def _run(work: Callable[[], Coroutine[Any, Any, dict[str, Any]]]) -> int:
+    """Run a command; the errors an operator can act on are one clear line, exit code 1."""
+    from slowave_graph.operator.backup import RestoreMismatch
+    from slowave_graph.operator.bulk import BulkRecordError
+    from slowave_graph.operator.export import ExportError
+    from slowave_graph.operator.importer import ImportRefused
+    from slowave_graph.operator.model import FormatError
+
+    try:
+        _report(asyncio.run(work()))
+    except (FormatError, ImportRefused, BulkRecordError, ExportError, RestoreMismatch, OSError) as exc:
+        print(f"slowave-graph: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _export(args: argparse.Namespace, settings: Settings) -> int:
+    async def work() -> dict[str, Any]:
+        from slowave_graph.app import open_database
+        from slowave_graph.operator.export import export_graph, scope_ids
+        from slowave_graph.operator.progress import bar
+
+        out = Path(args.out)
+        started = time.perf_counter()
+        async with open_database(settings) as db:
+            await scope_ids(db, args.scope)  # unknown scopes fail before the file is touched
+            with out.open("w", encoding="utf-8", newline="\n") as handle, bar(None, "export") as progress:
+                summary = await export_graph(db, handle, args.scope, progress)
+        return {"file": str(out), "bytes": out.stat().st_size,
+                "seconds": round(time.perf_counter() - started, 3), **summary}  # fmt: skip
+
+    return _run(work)
+
+
+async def _prepared_database(
+    settings: Settings, header: dict[str, Any], reembed: bool
+) -> tuple[Embedder | None, Callable[[Database], Awaitable[None]]]:
+    """The schema in place, the embedding space recorded (the file's model on an empty database),
+    and an embedder for the database's model when vectors are to be recomputed."""
+    from slowave_graph.embedder import load_embedder
+    from slowave_graph.graph.schema import ensure_schema
+
+    embedder = await asyncio.to_thread(load_embedder, settings.embedding_model) if reembed else None
+
+    async def prepare(db: Database) -> None:
+        found = await db.run_read("embedding_space_get")
+        theirs = header.get("embedding")
+        if found:
+            model, dimension = found[0]["model"], int(found[0]["dimension"])
+        elif embedder is not None:
+            model, dimension = embedder.model_name, embedder.dimension
+        elif theirs:
+            model, dimension = theirs["model"], int(theirs["dimension"])
+        else:
+            return
+        await ensure_schema(db, model, dimension)
+
+    return embedder, prepare
+
+
+def _import(args: argparse.Namespace, settings: Settings) -> int:
+    from slowave_graph.operator.importer import peek_header
+
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"slowave-graph: no such file {path}", file=sys.stderr)
+        return 1
+    header = peek_header(path)
+    if header is None:
+        if args.reembed:
+            print(
+                "slowave-graph: --reembed is for export files; bulk records are always embedded",
+                file=sys.stderr,
+            )
+            return 2
+        return _bulk(args, settings, path)
+    if args.scope or args.memory_type:
+        print(
+            "slowave-graph: --scope and --type are for bulk files; an export keeps its own", file=sys.stderr
+        )
+        return 2
+
+    async def work() -> dict[str, Any]:
+        from slowave_graph.app import open_database
+        from slowave_graph.operator.importer import import_export, read_export
+        from slowave_graph.operator.progress import bar
+
+        started = time.perf_counter()
+        file = read_export(path)
+        embedder, prepare = await _prepared_database(settings, file.header, args.reembed)
+        async with open_database(settings) as db:
+            await prepare(db)
+            with bar(file.records, "import") as progress:
+                result = await import_export(
+                    db, file, batch_size=args.batch, embedder=embedder, progress=progress
+                )
+        return {"file": str(path), "format": "export", "seconds": round(time.perf_counter() - started, 3),
+                **result}  # fmt: skip
+
+    return _run(work)
+
+
+def _bulk(args: argparse.Namespace, settings: Settings, path: Path) -> int:
+    async def work() -> dict[str, Any]:
+        from slowave_graph.app import open_app
+        from slowave_graph.operator.bulk import check_bulk_file, import_memories, read_bulk_file
+        from slowave_graph.operator.progress import bar
+
+        total = check_bulk_file(path, args.scope, args.memory_type)  # all valid, or nothing written
+        async with open_app(settings) as app:
+            with bar(total, "import", unit="memories") as progress:
+                result = await import_memories(
+                    app,
+                    read_bulk_file(path, args.scope, args.memory_type),
+                    batch_size=args.batch,
+                    progress=progress,
+                )
+        return {"file": str(path), "format": "bulk", **result.as_dict()}
+
+    return _run(work)
+
+
+def _backup(args: argparse.Namespace, settings: Settings) -> int:
+    async def work() -> dict[str, Any]:
+        from slowave_graph.app import open_database
+        from slowave_graph.operator.backup import backup
+        from slowave_graph.operator.progress import bar
+
+        started = time.perf_counter()
+        async with open_database(settings) as db:
+            with bar(None, "backup") as progress:
+                result = await backup(db, Path(args.out), progress)
+        return {**result, "seconds": round(time.perf_counter() - started, 3)}
+
+    return _run(work)
+
+
+def _restore(args: argparse.Namespace, settings: Settings) -> int:
+    async def work() -> dict[str, Any]:
+        from slowave_graph.app import open_database
+        from slowave_graph.operator.backup import restore
+        from slowave_graph.operator.importer import read_export
+        from slowave_graph.operator.progress import bar
+
+        started = time.perf_counter()
+        path = Path(args.file)
+        file = read_export(path)
+        embedder, prepare = await _prepared_database(settings, file.header, args.reembed)
+        async with open_database(settings) as db:
+            await prepare(db)
+            with bar(file.records, "restore") as progress:
+                result = await restore(
+                    db, file, replace=args.replace, batch_size=args.batch, embedder=embedder,
+                    progress=progress,
+                )  # fmt: skip
+        return {"file": str(path), **result, "seconds": round(time.perf_counter() - started, 3)}
+
+    return _run(work)
+
+
+def _reembed(args: argparse.Namespace, settings: Settings) -> int:
+    async def work() -> dict[str, Any]:
+        from slowave_graph.app import open_database
+        from slowave_graph.embedder import load_embedder
+        from slowave_graph.operator.progress import bar
+        from slowave_graph.operator.reembed import reembed
+
+        embedder = await asyncio.to_thread(load_embedder, args.model)
+        async with open_database(settings) as db:
+            totals = (await db.run_read("export_totals"))[0]
+            total = int(totals["Memory"]) + int(totals["Procedure"]) + int(totals["Retrieval"])
+            with bar(total, "reembed", unit="vectors") as progress:
+                result = await reembed(db, embedder, batch_size=args.batch, progress=progress)
+        result["next"] = f"start servers with SLOWAVE_EMBEDDING_MODEL={args.model}"
+        return result
+
+    return _run(work)

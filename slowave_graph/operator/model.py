@@ -1,0 +1,43 @@
+"""The export format: record kinds, the labels and relationship types it carries, the header."""
+
+from __future__ import annotations
+
+from typing import Any
+
+FORMAT = "slowave-graph-export"
+FORMAT_VERSION = 1
+
+# Node labels of the memory graph (SPEC §2.1) that belong to a scope; Counter and EmbeddingSpace
+# are database-wide and travel in the header/counter lines instead.
+SCOPED_LABELS = (
+    "Scope",
+    "Memory",
+    "Procedure",
+    "Episode",
+    "Event",
+    "Session",
+    "Continuity",
+    "Retrieval",
+    "Cursor",
+)
+RELATIONSHIP_TYPES = (
+    "IN_SCOPE",
+    "CONTINUES",
+    "RETRIEVED",
+    "RECORDED",
+    "FORMED",
+    "DERIVED_FROM",
+    "EXPOSED",
+    "ASSESSED",
+    "SUPERSEDES",
+    "ASSOCIATED",
+    "NEXT",
+)
+
+
+class FormatError(ValueError):
+    """A file that is not a (complete, intact) slowave-graph export."""
+
+
+def is_header(record: dict[str, Any]) -> bool:
+    return record.get("format") == FORMAT

@@ -1,0 +1,37 @@
+"""The text each stored vector is computed from — the same text the services embed, so a
+re-embedded (or import-re-embedded) vector equals what the service would have stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def memory_text(content: str) -> str:
+    """RememberService embeds the claim itself."""
+    return content
+
+
+def procedure_text(goal: str | None, summary: str | None, context_text: str | None) -> str:
+    """CommitService embeds ``f"{final_goal}. {summary} {context_cue(context)}".strip()``; the
+    procedure stores final_goal as goal and context_cue(context) as context_text."""
+    return f"{goal or ''}. {summary or ''} {context_text or ''}".strip()
+
+
+def retrieval_text(query: str) -> str:
+    """A retrieval's query_embedding is the vector of its first cue: the task (activate) or the
+    query (recall), whole and stripped (services.text.split_cues)."""
+    return query.strip()
+
+
+def node_text(label: str, props: dict[str, Any]) -> str | None:
+    """The text behind a node's vector, or None for nodes without one."""
+    if label == "Memory" and props.get("embedding") is not None:
+        return memory_text(str(props.get("content") or ""))
+    if label == "Procedure" and props.get("embedding") is not None:
+        return procedure_text(props.get("goal"), props.get("summary"), props.get("context_text"))
+    if label == "Retrieval" and props.get("query_embedding") is not None:
+        return retrieval_text(str(props.get("query") or ""))
+    return None
+
+
+VECTOR_PROPERTY = {"Memory": "embedding", "Procedure": "embedding", "Retrieval": "query_embedding"}

@@ -1,0 +1,159 @@
+"""Re-embedding and full backup/restore change the whole database (vector index, embedding space),
+so they run against a Neo4j of their own, started for this module and stopped after it."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from slowave_graph.app import App, open_app
+from slowave_graph.contract.activate import ActivateRequest
+from slowave_graph.embedder import DEFAULT_MODEL, Embedder
+from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
+from slowave_graph.mcp.server import build_server
+from slowave_graph.neo4j_local.manager import ManagedNeo4j
+from slowave_graph.operator.backup import backup, restore
+from slowave_graph.operator.bulk import import_memories
+from slowave_graph.operator.importer import read_export
+from slowave_graph.operator.reembed import reembed
+from slowave_graph.services import Services
+from slowave_graph.services.context import ClientInfo
+from tests.conformance import DEPLOY_PROCEDURE
+from tests.conftest import Neo4jTarget, managed_neo4j_settings
+from tests.mcp_helpers import activate, commit, settle
+
+pytestmark = pytest.mark.neo4j
+
+SCOPE = "project:reembed"
+CLAIMS = [
+    "The payroll export runs on the first of the month",
+    "Staging deploys need a green build",
+    "The VPN certificate expires in March",
+    "Backups are kept for thirty days",
+    "The CDN purges its cache at midnight",
+    "Invoices are numbered per fiscal year",
+]
+
+
+class Projected:
+    """Another embedding model: the bundled one followed by a fixed 128-d projection (what a
+    sentence-transformers model with a Dense head is), normalised."""
+
+    def __init__(self, base: Embedder, dimension: int = 128) -> None:
+        rng = random.Random(7)
+        self.base = base
+        self.matrix = [[rng.gauss(0, 1) for _ in range(base.dimension)] for _ in range(dimension)]
+
+    @property
+    def model_name(self) -> str:
+        return "minilm-projected-128"
+
+    @property
+    def dimension(self) -> int:
+        return len(self.matrix)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        out = []
+        for vector in self.base.embed(texts):
+            projected = [sum(w * x for w, x in zip(row, vector, strict=True)) for row in self.matrix]
+            norm = math.sqrt(sum(x * x for x in projected))
+            out.append([x / norm for x in projected])
+        return out
+
+    async def aembed(self, texts: Sequence[str]) -> list[list[float]]:
+        return self.embed(texts)
+
+
+@pytest.fixture(scope="module")
+def private_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
+    managed = ManagedNeo4j(managed_neo4j_settings(tmp_path_factory.mktemp("reembed-neo4j")))
+    state, _ = managed.start()
+    try:
+        yield Neo4jTarget(state.uri, "neo4j", managed.password(), managed)
+    finally:
+        managed.stop()
+
+
+@pytest.fixture(scope="module")
+async def private_app(private_neo4j: Neo4jTarget, embedder: Embedder) -> AsyncIterator[App]:
+    async with open_app(private_neo4j.settings(), embedder=embedder) as app:
+        yield app
+
+
+async def vectors(app: App) -> dict[str, list[float]]:
+    found, _, _ = await app.db.driver.execute_query(
+        "MATCH (m:Memory) RETURN m.id AS id, m.embedding AS v UNION ALL "
+        "MATCH (p:Procedure) RETURN p.id AS id, p.embedding AS v UNION ALL "
+        "MATCH (r:Retrieval) WHERE r.query_embedding IS NOT NULL RETURN r.id AS id, r.query_embedding AS v",
+        database_=app.db.database,
+    )
+    return {r["id"]: r["v"] for r in found}
+
+
+async def first_hit(app: App, question: str, services: Services | None = None) -> str:
+    found = await (services or app.services).activation.activate(
+        ActivateRequest(scope=SCOPE, task=question, initial_goal=question), ClientInfo("probe", "1")
+    )
+    return found.memories[0].content
+
+
+async def test_reembed_backup_restore(private_app: App, tmp_path: Path) -> None:
+    app = private_app
+    await import_memories(app, [{"scope": SCOPE, "content": c, "type": "fact"} for c in CLAIMS])
+    async with Client(build_server(app)) as client:
+        act = await activate(client, SCOPE, "When do the backups expire?")
+        await settle(client, act)
+        await commit(client, act["session_id"], final_goal="Check the backups", procedure=DEPLOY_PROCEDURE)
+    original = await vectors(app)
+    kinds = {k.split("_")[0] for k in original}
+    assert kinds == {"sch", "proc", "ctx"}, kinds
+
+    # same model: wipe the vectors, re-embed, and get exactly what the services stored
+    await app.db.driver.execute_query(
+        "MATCH (n) WHERE n:Memory OR n:Procedure SET n.embedding = $v "
+        "WITH 1 AS one MATCH (r:Retrieval) WHERE r.query_embedding IS NOT NULL SET r.query_embedding = $v",
+        v=[1.0] + [0.0] * 383,
+        database_=app.db.database,
+    )
+    done = await reembed(app.db, app.embedder, batch_size=4)
+    assert (done["memories"], done["procedures"], done["retrievals"]) == (len(CLAIMS), 1, 1)
+    assert (done["model"], done["dimension"], done["vector_index_rebuilt"]) == (
+        DEFAULT_MODEL,
+        384,
+        False,
+    )
+    again = await vectors(app)
+    assert again.keys() == original.keys()
+    for key, vector in original.items():
+        assert again[key] == pytest.approx(vector, abs=1e-6), key
+    assert await first_hit(app, "How long are backups kept?") == CLAIMS[3]
+
+    # full backup, then restore over the existing scope with verification
+    path = tmp_path / "backup.jsonl"
+    taken = await backup(app.db, path)
+    assert taken["nodes"]["Memory"] == len(CLAIMS) and taken["warnings"] == []
+    await import_memories(app, [{"scope": SCOPE, "content": "Added after the backup", "type": "fact"}])
+    restored = await restore(app.db, read_export(path), replace=True)
+    assert restored["replaced"] == [SCOPE] and restored["checksum"] == taken["checksum"]
+    assert len(await vectors(app)) == len(original) + 1  # + the probe's retrieval above
+
+    # another model with another dimension: the vector index is rebuilt, the space recorded
+    other = Projected(app.embedder)
+    changed = await reembed(app.db, other)
+    assert (changed["model_before"], changed["dimension"], changed["vector_index_rebuilt"]) == (
+        DEFAULT_MODEL,
+        128,
+        True,
+    )
+    [index] = await app.db.run_read("vector_index_info")
+    assert (index["config"]["vector.dimensions"], index["state"]) == (128, "ONLINE")
+    assert {len(v) for v in (await vectors(app)).values()} == {128}
+    with pytest.raises(EmbeddingMismatch, match=f"slowave-graph reembed --model {DEFAULT_MODEL}"):
+        await ensure_schema(app.db, DEFAULT_MODEL, 384)
+    with_other = Services.build(app.repo, other)
+    assert await first_hit(app, "How long are backups kept?", with_other) == CLAIMS[3]
