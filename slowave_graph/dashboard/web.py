@@ -1,0 +1,223 @@
+"""The dashboard as a small read-only Starlette app: server-rendered HTML, no JavaScript.
+
+Mounted at /ui by the HTTP server (behind the same bearer auth as /mcp), or served on its own by
+`slowave-graph dashboard --serve`. Templates autoescape everything; the Content-Security-Policy
+allows no scripts at all, so stored text can never run in the browser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from slowave_graph import __version__
+from slowave_graph.dashboard import data
+from slowave_graph.dashboard.graph_svg import layout
+from slowave_graph.graph.database import Database
+
+HERE = Path(__file__).parent
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+        "base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def _when(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    return "" if value is None else str(value)
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(HERE / "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = _when
+    env.filters["q"] = lambda value: quote(str(value), safe="")
+    env.filters["pct"] = lambda value: "" if value is None else f"{float(value):.2f}"
+    env.globals["version"] = __version__
+    return env
+
+
+class Dashboard:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.env = _environment()
+        self.css = (HERE / "static" / "dashboard.css").read_text()
+
+    def render(self, request: Request, template: str, http_status: int = 200, **context: Any) -> HTMLResponse:
+        base = request.scope.get("root_path", "")
+
+        def link(path: str, **params: Any) -> str:
+            query = urlencode({k: v for k, v in params.items() if v not in (None, "", 0)})
+            return f"{base}{path}" + (f"?{query}" if query else "")
+
+        html = self.env.get_template(template).render(base=base, link=link, **context)
+        return HTMLResponse(html, status_code=http_status, headers=SECURITY_HEADERS)
+
+    def not_found(self, request: Request, what: str) -> HTMLResponse:
+        return self.render(
+            request, "error.html", http_status=404, title="Not found", message=f"{what} not found"
+        )
+
+    @staticmethod
+    def _scope(request: Request) -> str | None:
+        scope = request.query_params.get("scope", "").strip()
+        return scope or None
+
+    @staticmethod
+    def _page(request: Request) -> int:
+        try:
+            return max(0, int(request.query_params.get("page", "0")))
+        except ValueError:
+            return 0
+
+    def _needs_scope(self, request: Request) -> HTMLResponse:
+        return self.render(
+            request,
+            "error.html",
+            http_status=400,
+            title="Scope missing",
+            message="add ?scope=kind:id to the address",
+        )
+
+    # ------------------------------------------------------------------------------------ pages
+    async def index(self, request: Request) -> Response:
+        return self.render(request, "index.html", title="Scopes", scopes=await data.scopes(self.db))
+
+    async def memories(self, request: Request) -> Response:
+        scope = self._scope(request)
+        if scope is None:
+            return self._needs_scope(request)
+        status = request.query_params.get("status", "active")
+        status_filter = status if status in data.STATUSES else None
+        query = request.query_params.get("q", "")[:500]
+        page = self._page(request)
+        rows, more, counts = await data.memories(self.db, scope, status_filter, query, page)
+        return self.render(
+            request,
+            "memories.html",
+            title=f"Memories · {scope}",
+            scope=scope,
+            tab="memories",
+            rows=rows,
+            more=more,
+            page=page,
+            counts=counts,
+            status=status_filter or "all",
+            query=query,
+        )
+
+    async def memory(self, request: Request) -> Response:
+        memory_id = request.path_params["memory_id"]
+        found = await data.memory(self.db, memory_id)
+        if found is None:
+            return self.not_found(request, f"memory {memory_id}")
+        graph = layout(found["graph"]["nodes"], found["graph"]["edges"])
+        scope = found["memory"].get("scope")
+        return self.render(
+            request, "memory.html", title=memory_id, m=found, graph=graph, scope=scope, tab="memories"
+        )
+
+    async def retrievals(self, request: Request) -> Response:
+        scope = self._scope(request)
+        if scope is None:
+            return self._needs_scope(request)
+        page = self._page(request)
+        rows, more = await data.retrievals(self.db, scope, page)
+        return self.render(
+            request,
+            "retrievals.html",
+            title=f"Retrievals · {scope}",
+            scope=scope,
+            tab="retrievals",
+            rows=rows,
+            more=more,
+            page=page,
+        )
+
+    async def retrieval(self, request: Request) -> Response:
+        retrieval_id = request.path_params["retrieval_id"]
+        found = await data.retrieval(self.db, retrieval_id)
+        if found is None:
+            return self.not_found(request, f"retrieval {retrieval_id}")
+        scope = found["retrieval"].get("scope")
+        return self.render(
+            request, "retrieval.html", title=retrieval_id, r=found, scope=scope, tab="retrievals"
+        )
+
+    async def procedures(self, request: Request) -> Response:
+        scope = self._scope(request)
+        if scope is None:
+            return self._needs_scope(request)
+        rows = await data.procedures(self.db, scope)
+        return self.render(
+            request,
+            "procedures.html",
+            title=f"Procedures · {scope}",
+            scope=scope,
+            tab="procedures",
+            rows=rows,
+        )
+
+    async def sessions(self, request: Request) -> Response:
+        scope = self._scope(request)
+        if scope is None:
+            return self._needs_scope(request)
+        page = self._page(request)
+        rows, more = await data.sessions(self.db, scope, page)
+        return self.render(
+            request,
+            "sessions.html",
+            title=f"Sessions · {scope}",
+            scope=scope,
+            tab="sessions",
+            rows=rows,
+            more=more,
+            page=page,
+        )
+
+    async def session(self, request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        found = await data.session(self.db, session_id)
+        if found is None:
+            return self.not_found(request, f"session {session_id}")
+        scope = found["session"].get("scope")
+        return self.render(request, "session.html", title=session_id, s=found, scope=scope, tab="sessions")
+
+    async def stylesheet(self, request: Request) -> Response:
+        return Response(self.css, media_type="text/css", headers={"Cache-Control": "max-age=300"})
+
+
+def build_dashboard(db: Database) -> Starlette:
+    """The dashboard app; mount it (e.g. at /ui) or serve it alone. GET only: it never writes."""
+    ui = Dashboard(db)
+    pages: list[tuple[str, Callable[[Request], Awaitable[Response]]]] = [
+        ("/", ui.index),
+        ("/memories", ui.memories),
+        ("/memory/{memory_id:str}", ui.memory),
+        ("/retrievals", ui.retrievals),
+        ("/retrieval/{retrieval_id:str}", ui.retrieval),
+        ("/procedures", ui.procedures),
+        ("/sessions", ui.sessions),
+        ("/session/{session_id:str}", ui.session),
+        ("/static/dashboard.css", ui.stylesheet),
+    ]
+    return Starlette(routes=[Route(path, endpoint, methods=["GET"]) for path, endpoint in pages])
