@@ -1,0 +1,118 @@
+"""`slowave-graph demo run|seed`.
+
+run (also plain `slowave-graph demo`): a scripted two-task lifecycle against a running HTTP server.
+seed: a realistic demo memory built by simulated agents through the services, for notebooks and
+Cypher exploration (see slowave_graph.demo_seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from slowave_graph import __version__
+from slowave_graph.commands import Common
+from slowave_graph.config import Settings
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help="MCP endpoint (default http://SLOWAVE_HTTP_HOST:SLOWAVE_HTTP_PORT/mcp)")
+    parser.add_argument("--scope", help="scope to use (default: a fresh demo:xxxxxx)")
+    parser.add_argument("--log-level", help="DEBUG, INFO, WARNING …")
+
+
+def _tasks(value: str) -> int:
+    from slowave_graph.demo_seed import MIN_TASKS
+
+    number = int(value)
+    if number < MIN_TASKS:
+        raise argparse.ArgumentTypeError(f"the demo needs at least {MIN_TASKS} tasks")
+    return number
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: Common) -> None:
+    demo = sub.add_parser(
+        "demo",
+        help="a scripted lifecycle against a running server (run), or a demo memory to explore (seed)",
+        description="Without an action: `run`.",
+    )
+    _run_options(demo)
+    demo.set_defaults(handler=run)
+    actions = demo.add_subparsers(dest="demo_action", metavar="ACTION")
+
+    run_parser = actions.add_parser("run", help="a scripted two-task lifecycle against a running HTTP server")
+    _run_options(run_parser)
+    run_parser.set_defaults(handler=run)
+
+    seed_parser = actions.add_parser(
+        "seed",
+        help="seed a demo software-project memory through the real services (for notebooks and Cypher)",
+        description="Simulated agents work on a software project through activate, remember, recall, "
+        "feedback and commit, leaving a real feedback ledger, salience, co-use associations, procedures "
+        "with outcomes and supersessions. Deterministic schedule for a given --seed.",
+    )
+    seed_parser.add_argument("--scope", default=None, help="scope to seed (default demo:harbor)")
+    seed_parser.add_argument("--tasks", type=_tasks, default=None, help="number of agent tasks (default 30)")
+    seed_parser.add_argument("--seed", type=int, default=42, help="random seed of the schedule (default 42)")
+    seed_parser.add_argument(
+        "--force", action="store_true", help="delete the demo already in the scope and seed it again"
+    )
+    seed_parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    common(seed_parser)
+    seed_parser.set_defaults(handler=seed)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    return asyncio.run(_run(settings, args.url, args.scope))
+
+
+async def _run(settings: Settings, url: str | None, scope: str | None) -> int:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.types import Implementation
+
+    from slowave_graph.demo import DemoFailed, run_demo
+
+    url = url or f"http://{settings.http_host}:{settings.http_port}/mcp"
+    token = settings.auth_token.get_secret_value() if settings.auth_token else None
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+            transport = streamable_http_client(url, http_client=http)
+            info = Implementation(name="slowave-graph-demo", version=__version__)
+            async with Client(transport, client_info=info) as client:
+                await run_demo(client, scope)
+    except DemoFailed as exc:
+        print(f"demo failed: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        print(
+            f"cannot run the demo against {url}: {exc!r} — is `slowave-graph serve` running?", file=sys.stderr
+        )
+        return 1
+    return 0
+
+
+def seed(args: argparse.Namespace, settings: Settings) -> int:
+    from slowave_graph.demo_seed import DEFAULT_SCOPE, DEFAULT_TASKS, DemoScopeInUse, describe, seed_scope
+
+    quiet = args.json
+    try:
+        result = asyncio.run(
+            seed_scope(
+                settings,
+                args.scope or DEFAULT_SCOPE,
+                args.tasks or DEFAULT_TASKS,
+                args.seed,
+                args.force,
+                say=(lambda _: None) if quiet else print,
+            )
+        )
+    except DemoScopeInUse as exc:
+        print(f"slowave-graph: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(result, indent=2, default=str) if quiet else describe(result))
+    return 0
