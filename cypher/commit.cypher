@@ -6,6 +6,17 @@ MATCH (s:Session {id: $session_id})
 RETURN s.scope AS scope, s.status AS status, s.end_reason AS end_reason, s.task AS task,
        EXISTS { (s)-[:FORMED]->(:Episode) } AS has_episode;
 
+// name: lock_session_for_commit
+// First statement of a commit transaction: takes the session's write lock (SET) and only then
+// reads its status. A recall or remember in the same session (their guard takes the same lock) and
+// a second commit of it wait until this commit is done, so the feedback preflight sees every
+// retrieval the session has, and simultaneous commits close the session once: the later one sees
+// status ended and reports operation "updated" (and finds the episode instead of forming another).
+MATCH (s:Session {id: $session_id})
+SET s._committing = true
+REMOVE s._committing
+RETURN s.status AS status;
+
 // name: session_outstanding_feedback
 // Retrievals of the session whose exposed targets lack an accepted assessment, or whose exposures
 // were never covered by a complete declaration. Commit refuses while any row comes back.

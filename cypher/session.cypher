@@ -21,7 +21,8 @@ OPTIONAL MATCH (v:Scope {norm_key: $norm_key})
 WHERE v.id <> $scope
 WITH collect(v.id)[..5] AS variants
 RETURN EXISTS { MATCH (m:Memory {scope: $scope, status: 'active'}) } AS has_memories,
-       EXISTS { MATCH (p:Procedure {scope: $scope}) } AS has_procedures,
+       // status IS NOT NULL lets the (scope, status) index answer (a composite index needs both)
+       EXISTS { MATCH (p:Procedure {scope: $scope}) WHERE p.status IS NOT NULL } AS has_procedures,
        variants;
 
 // name: continuity_scope

@@ -22,3 +22,18 @@ RETURN s.id AS scope,
        COUNT { (s)<-[:IN_SCOPE]-(:Procedure) } AS procedures
 ORDER BY active DESC, scope
 LIMIT $limit;
+
+// name: stats_indexes
+// Every index with its state and how far it is populated (a vector index rebuilt by
+// `slowave-graph reembed` reads POPULATING until it is done).
+SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, state, populationPercent
+RETURN name, type, entityType AS entity, labelsOrTypes AS labels, properties, state,
+       populationPercent AS populated
+ORDER BY name;
+
+// name: stats_directories
+// Where the server keeps its stores and transaction logs (their size is measured when that
+// directory is on this machine, e.g. the managed Neo4j).
+CALL dbms.listConfig('server.directories') YIELD name, value
+WHERE name IN ['server.directories.data', 'server.directories.transaction.logs.root']
+RETURN name, value;

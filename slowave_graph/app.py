@@ -9,16 +9,17 @@ import os
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from slowave_graph.config import Settings
-from slowave_graph.embedder import Embedder, SentenceTransformerEmbedder
+from slowave_graph.embedder import Embedder, load_embedder
 from slowave_graph.graph.database import Database, DatabaseUnavailable
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.graph.schema import ensure_schema
 from slowave_graph.neo4j_local.lease import ManagedLease
 from slowave_graph.services import Services
 from slowave_graph.services.context import utcnow
+from slowave_graph.telemetry import ToolMetrics
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ class App:
     embedder: Embedder
     repo: GraphRepository
     services: Services
+    metrics: ToolMetrics = field(default_factory=ToolMetrics)
 
 
 async def _wait_connectivity(db: Database, timeout: float = 60.0) -> None:
@@ -70,7 +72,7 @@ async def open_database(settings: Settings) -> AsyncIterator[Database]:
 async def open_app(settings: Settings, embedder: Embedder | None = None) -> AsyncIterator[App]:
     """Everything the tools need, ready to serve."""
     loading = (
-        asyncio.create_task(asyncio.to_thread(SentenceTransformerEmbedder, settings.embedding_model))
+        asyncio.create_task(asyncio.to_thread(load_embedder, settings.embedding_model))
         if embedder is None
         else None
     )

@@ -31,7 +31,8 @@ examples:
   slowave-graph neo4j start                 keep the managed Neo4j running between servers
   slowave-graph neo4j status                where it runs, its version, memory use, password file
   slowave-graph stats                       what the memory holds, per label and scope
-  slowave-graph demo                        a scripted agent lifecycle against the running server"""
+  slowave-graph demo                        a scripted agent lifecycle against the running server
+  slowave-graph demo seed                   a demo project memory to explore in notebooks/Cypher"""
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -83,11 +84,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(neo4j)
 
-    demo = sub.add_parser("demo", help="run a scripted two-task lifecycle against a running HTTP server")
-    demo.add_argument("--url", help="MCP endpoint (default http://SLOWAVE_HTTP_HOST:SLOWAVE_HTTP_PORT/mcp)")
-    demo.add_argument("--scope", help="scope to use (default: a fresh demo:xxxxxx)")
-    demo.add_argument("--log-level", help="DEBUG, INFO, WARNING …")
-
     bench = sub.add_parser("bench", help="benchmarks on external data (numbers, never pass/fail)")
     bench_sub = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
     retrieval = bench_sub.add_parser(
@@ -111,6 +107,23 @@ def build_parser() -> argparse.ArgumentParser:
     learning.add_argument("--limit", type=int, help="only the first N questions")
     learning.add_argument("--keep", action="store_true", help="keep the benchmark scopes in the database")
     _common(learning)
+
+    load = bench_sub.add_parser(
+        "load", help="latency and throughput of the real MCP server over HTTP at growing database sizes"
+    )
+    load.add_argument(
+        "--size",
+        type=int,
+        action="append",
+        help="database size in memories (repeatable; default 1000, 10000, 100000)",
+    )
+    load.add_argument(
+        "--clients", default="1,8", help="concurrent MCP clients per phase, comma-separated (default 1,8)"
+    )
+    load.add_argument("--lifecycles", type=int, default=40, help="full lifecycles per client and phase")
+    load.add_argument("--port", type=int, default=8799, help="HTTP port of the server under test")
+    load.add_argument("--out", default="bench-results", help="directory for JSON, Markdown and PNG")
+    _common(load)
 
     stats = sub.add_parser("stats", help="counts per label and per scope")
     stats.add_argument("--json", action="store_true", help="print JSON")
@@ -213,6 +226,9 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
     from slowave_graph.bench import learning as bench_learning
     from slowave_graph.bench import retrieval as bench_retrieval
 
+    if args.bench == "load":
+        await _bench_load(settings, args)
+        return
     data = Path(args.data)
     if args.dataset == "locomo":
         dataset = datasets.load_locomo(data, Path(args.errata) if getattr(args, "errata", None) else None)
@@ -239,32 +255,23 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
     print("written: " + ", ".join(str(p) for p in paths.values()))
 
 
-async def _demo(settings: Settings, url: str | None, scope: str | None) -> int:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.types import Implementation
+async def _bench_load(settings: Settings, args: argparse.Namespace) -> None:
+    from pathlib import Path
 
-    from slowave_graph.demo import DemoFailed, run_demo
+    from slowave_graph.app import open_app
+    from slowave_graph.bench import load, load_report
 
-    url = url or f"http://{settings.http_host}:{settings.http_port}/mcp"
-    token = settings.auth_token.get_secret_value() if settings.auth_token else None
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-            transport = streamable_http_client(url, http_client=http)
-            info = Implementation(name="slowave-graph-demo", version=__version__)
-            async with Client(transport, client_info=info) as client:
-                await run_demo(client, scope)
-    except DemoFailed as exc:
-        print(f"demo failed: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:
-        print(
-            f"cannot run the demo against {url}: {exc!r} — is `slowave-graph serve` running?", file=sys.stderr
-        )
-        return 1
-    return 0
+    options = load.LoadOptions(
+        sizes=args.size or [1_000, 10_000, 100_000],
+        clients=[int(c) for c in args.clients.split(",") if c.strip()],
+        lifecycles=args.lifecycles,
+        port=args.port,
+    )
+    async with open_app(settings) as app:
+        result = await load.run(app, options)
+    paths = load_report.write(result, Path(args.out))
+    print(load_report.markdown(result))
+    print("written: " + ", ".join(str(p) for p in paths.values()))
 
 
 def _print_stats(stats: dict[str, Any]) -> None:
@@ -282,6 +289,18 @@ def _print_stats(stats: dict[str, Any]) -> None:
         print(
             f"  {row['scope']:<32} memories {row['active']:>6} active {row['stale']:>5} stale"
             f"  sessions {row['sessions']:>5}  procedures {row['procedures']:>4}"
+        )
+    indexes = stats.get("indexes", [])
+    waiting = [i for i in indexes if i["state"] != "ONLINE"]
+    print(f"indexes: {len(indexes)}, {'all online' if not waiting else f'{len(waiting)} not online:'}")
+    for index in waiting:
+        print(f"  {index['name']:<32} {index['state']} {index['populated']:.0f}%")
+    store = stats.get("store")
+    if store:
+        mib = {k: store[k] / 2**20 for k in ("store_bytes", "transaction_log_bytes")}
+        print(
+            f"store: {mib['store_bytes']:.1f} MiB + {mib['transaction_log_bytes']:.1f} MiB "
+            f"transaction logs ({store['path']})"
         )
 
 
@@ -319,8 +338,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(json.dumps(lease.neo4j.status(), indent=2))
         elif args.command == "bench":
             asyncio.run(_bench(settings, args))
-        elif args.command == "demo":
-            return asyncio.run(_demo(settings, args.url, args.scope))
         elif args.command == "stats":
             stats = asyncio.run(_stats(settings))
             if args.json:

@@ -96,10 +96,25 @@ class Settings(BaseModel):
         description="Bearer token required on HTTP requests (if set).",
         json_schema_extra=_env("SLOWAVE_AUTH_TOKEN"),
     )
+    http_max_body: int = Field(
+        1_048_576,
+        ge=1024,
+        description="Largest HTTP request body in bytes; larger requests get 413 before anything is "
+        "parsed. 1 MiB holds a 100-memory remember batch of 8,000-character ASCII claims.",
+        json_schema_extra=_env("SLOWAVE_HTTP_MAX_BODY"),
+    )
+    http_allowed_hosts: str = Field(
+        "",
+        description="Extra Host header values the HTTP server accepts (comma-separated, e.g. "
+        "memory.internal:8766 or proxy.example.com:*). On a loopback bind only 127.0.0.1, localhost "
+        "and [::1] are accepted otherwise (DNS-rebinding protection).",
+        json_schema_extra=_env("SLOWAVE_HTTP_ALLOWED_HOSTS"),
+    )
     embedding_model: str = Field(
-        "all-MiniLM-L6-v2",
-        description="sentence-transformers model: all-MiniLM-L6-v2 (bundled, offline) or a local "
-        "model directory.",
+        "all-MiniLM-L6-v2-int8",
+        description="Embedding model: all-MiniLM-L6-v2-int8 (bundled, offline, ONNX Runtime), "
+        "all-MiniLM-L6-v2 (the float model, sentence-transformers), or a local sentence-transformers "
+        "model directory. Changing it needs `slowave-graph reembed`.",
         json_schema_extra=_env("SLOWAVE_EMBEDDING_MODEL"),
     )
     session_idle_timeout: float = Field(

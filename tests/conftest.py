@@ -18,7 +18,7 @@ import pytest
 
 from slowave_graph.app import App, open_app
 from slowave_graph.config import Settings
-from slowave_graph.embedder import SentenceTransformerEmbedder
+from slowave_graph.embedder import DEFAULT_MODEL, Embedder, load_embedder
 from slowave_graph.neo4j_local.manager import ManagedNeo4j
 
 
@@ -47,6 +47,15 @@ class Neo4jTarget:
         return env
 
 
+def managed_neo4j_settings(data_dir: Path, **overrides: object) -> Settings:
+    """A managed Neo4j of the tests' own: a fresh store, a free port, the shared jar cache."""
+    return Settings.from_env(
+        {k: v for k, v in os.environ.items() if k in ("SLOWAVE_CACHE_DIR", "SLOWAVE_NEO4J_VERSION")},
+        **{"data_dir": data_dir, "neo4j_bolt_port": free_port(), "neo4j_heap": "512m",
+           "neo4j_pagecache": "128m", **overrides},
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="session")
 def neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
     uri = os.environ.get("SLOWAVE_TEST_NEO4J_URI")
@@ -58,12 +67,8 @@ def neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
             None,
         )
         return
-    settings = Settings.from_env(
-        {k: v for k, v in os.environ.items() if k in ("SLOWAVE_CACHE_DIR", "SLOWAVE_NEO4J_VERSION")},
-        data_dir=tmp_path_factory.mktemp("neo4j-data"),
-        neo4j_bolt_port=free_port(),
-        neo4j_heap="768m",
-        neo4j_pagecache="256m",
+    settings = managed_neo4j_settings(
+        tmp_path_factory.mktemp("neo4j-data"), neo4j_heap="768m", neo4j_pagecache="256m"
     )
     managed = ManagedNeo4j(settings)
     state, _ = managed.start()
@@ -84,12 +89,13 @@ def http_url(neo4j: Neo4jTarget) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def embedder() -> SentenceTransformerEmbedder:
-    return SentenceTransformerEmbedder()
+def embedder() -> Embedder:
+    """The default model, as a server started with no configuration uses it."""
+    return load_embedder(DEFAULT_MODEL)
 
 
 @pytest.fixture(scope="session")
-async def app(neo4j: Neo4jTarget, embedder: SentenceTransformerEmbedder) -> AsyncIterator[App]:
+async def app(neo4j: Neo4jTarget, embedder: Embedder) -> AsyncIterator[App]:
     async with open_app(neo4j.settings(), embedder=embedder) as application:
         yield application
 

@@ -79,7 +79,8 @@ async def ingest(app: App, name: str, docs: list[Doc], scope: str) -> Corpus:
 
 async def ranked_ids(app: App, scope: str, question: str) -> list[str]:
     """The frozen catalog a recall with this question would page through, in order."""
-    catalog = await app.services.recall.retriever.build(scope, [question], "", page_size=10)
+    retriever = app.services.recall.retriever
+    catalog = await retriever.build(scope, await retriever.embed_cues([question]), "", page_size=10)
     return [c.id for c in catalog.memories]
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
-from slowave_graph.contract.common import NonBlank, Output, SessionId, StrictInput, TaskContext
+from slowave_graph.contract.common import NonBlank, NonBlankItem, Output, SessionId, StrictInput, TaskContext
 
 Outcome = Literal["success", "partial", "failure"]
 TRAJECTORY_MAX = 32
+EvidenceRef = Annotated[str, StringConstraints(max_length=500)]
 
 
 class Verification(StrictInput):
@@ -17,7 +18,7 @@ class Verification(StrictInput):
         description="How far the outcome was checked (tests run, output inspected, …)."
     )
     summary: NonBlank = Field(max_length=2_000, description="What was checked and how.")
-    evidence_refs: list[str] = Field(
+    evidence_refs: list[EvidenceRef] = Field(
         max_length=20, description="Pointers to the evidence: test names, commands, files, URLs."
     )
 
@@ -33,7 +34,7 @@ class ProcedureIn(StrictInput):
         "task_context."
     )
     steps: list[ProcedureStep] = Field(min_length=1, max_length=30)
-    caveats: list[NonBlank] = Field(max_length=20, description="Failure modes and safety notes.")
+    caveats: list[NonBlankItem] = Field(max_length=20, description="Failure modes and safety notes.")
     deduplication_key: str | None = Field(
         None,
         min_length=1,

@@ -45,6 +45,8 @@ def _nonblank(value: str) -> str:
 
 # Use with Field(max_length=…, description=…): every string states its limit in the schema.
 NonBlank = Annotated[str, StringConstraints(min_length=1), AfterValidator(_nonblank)]
+# A list item cannot take Field(max_length=…) from its list: nonblank items bound here.
+NonBlankItem = Annotated[str, StringConstraints(min_length=1, max_length=1_000), AfterValidator(_nonblank)]
 
 
 def _scope(value: str) -> str:

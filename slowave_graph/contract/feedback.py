@@ -12,9 +12,9 @@ Two levels of checking, as the seed pages require:
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 from pydantic.json_schema import JsonDict
 from pydantic_core import PydanticCustomError
 
@@ -101,6 +101,7 @@ class ProcedureFeedbackEntry(StrictInput):
 
 
 Coverage = Literal["partial", "complete"]
+MissingNote = Annotated[str, StringConstraints(max_length=1_000)]
 
 
 class FeedbackItem(StrictInput):
@@ -116,7 +117,7 @@ class FeedbackItem(StrictInput):
     retrieval_quality: str | None = Field(
         None, max_length=2_000, description="Optional judgement of the result as a whole."
     )
-    missing: list[str] | None = Field(
+    missing: list[MissingNote] | None = Field(
         None, max_length=20, description="Optional descriptions of knowledge you expected but did not get."
     )
     coverage: Coverage = Field(
@@ -168,7 +169,7 @@ class FeedbackRequest(StrictInput):
     memory_feedback: list[MemoryFeedbackEntry] | None = Field(None, max_length=ENTRIES_MAX)
     procedure_feedback: list[ProcedureFeedbackEntry] | None = Field(None, max_length=ENTRIES_MAX)
     retrieval_quality: str | None = Field(None, max_length=2_000)
-    missing: list[str] | None = Field(None, max_length=20)
+    missing: list[MissingNote] | None = Field(None, max_length=20)
     coverage: Coverage | None = Field(None, description="Scalar form only; default partial.")
 
     @model_validator(mode="after")

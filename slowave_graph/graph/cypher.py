@@ -28,6 +28,8 @@ class NamedQuery:
     text: str
     doc: str
     file: str
+    # the comment lines one by one (``doc`` joins them): structured lines such as ``param: …``
+    lines: tuple[str, ...] = ()
 
 
 class CypherCatalog:
@@ -70,7 +72,7 @@ def parse_cypher_file(source: str, file: str) -> list[NamedQuery]:
         statement = "\n".join(body).strip().rstrip(";").strip()
         if not statement:
             raise ValueError(f"query {name!r} in {file}.cypher has no statement")
-        queries.append(NamedQuery(name, statement, " ".join(doc).strip(), file))
+        queries.append(NamedQuery(name, statement, " ".join(doc).strip(), file, tuple(doc)))
 
     for line in source.splitlines():
         match = _NAME.match(line.strip())

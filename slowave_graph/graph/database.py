@@ -15,15 +15,16 @@ from typing import Any, TypeVar
 
 import neo4j
 from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction
-from neo4j.exceptions import DriverError, Neo4jError
+from neo4j.exceptions import ConnectionAcquisitionTimeoutError, DriverError, IncompleteCommit, Neo4jError
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
     stop_after_delay,
-    wait_exponential_jitter,
+    wait_random_exponential,
 )
 
 from slowave_graph.graph.cypher import CypherCatalog, catalog
+from slowave_graph.telemetry import measure
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +33,36 @@ Work = Callable[[AsyncManagedTransaction], Awaitable[T]]
 
 
 class DatabaseUnavailable(RuntimeError):
-    """Neo4j could not be reached (or kept failing transiently) within the retry budget."""
+    """Neo4j could not be reached (or kept failing transiently) within the retry budget.
+
+    ``outcome_unknown``: the connection broke while a commit was in flight, so the transaction may
+    or may not have been applied (it was applied whole or not at all, never in part).
+    """
+
+    def __init__(self, message: str, *, outcome_unknown: bool = False) -> None:
+        super().__init__(message)
+        self.outcome_unknown = outcome_unknown
 
 
 def is_retryable(exc: BaseException) -> bool:
-    """Deadlocks, transient errors and lost connections — what a retry can fix."""
+    """Deadlocks, transient errors and lost connections — what a retry can fix.
+
+    A commit whose connection broke mid-way (IncompleteCommit) is not retried: it may have been
+    applied, and replaying a write would duplicate it. An exhausted connection pool is transient
+    overload, worth another attempt after the back-off.
+    """
+    if isinstance(exc, IncompleteCommit):
+        return False
+    if isinstance(exc, ConnectionAcquisitionTimeoutError):
+        return True
     if isinstance(exc, Neo4jError | DriverError):
         return bool(exc.is_retryable())
     return isinstance(exc, ConnectionError | OSError)
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Failures the caller sees as ``DatabaseUnavailable``: retries spent, or commit outcome unknown."""
+    return is_retryable(exc) or isinstance(exc, IncompleteCommit)
 
 
 @dataclass(frozen=True)
@@ -108,14 +131,16 @@ class Database:
         return AsyncRetrying(
             retry=retry_if_exception(is_retryable),
             stop=stop_after_delay(self.retry_seconds),
-            wait=wait_exponential_jitter(multiplier=0.05, max=2.0),
+            # full jitter: 0-50 ms, 0-100 ms, … up to 0-2 s, so contending writers (deadlocks)
+            # spread out quickly while a restarting server is polled at most every 2 s
+            wait=wait_random_exponential(multiplier=0.05, max=2.0),
             reraise=True,
         )
 
     async def _run(self, access: str, work: Work[T]) -> T:
         try:
             async for attempt in self._retrying():
-                with attempt:
+                with attempt, measure("neo4j"):
                     async with self.driver.session(
                         database=self.database, bookmark_manager=self._bookmarks
                     ) as session:
@@ -123,9 +148,28 @@ class Database:
                             return await session.execute_write(work)
                         return await session.execute_read(work)
         except Exception as exc:
-            if is_retryable(exc):
-                log.warning("Neo4j unavailable after retries: %s", exc)
-                raise DatabaseUnavailable(str(exc)) from exc
+            if is_unavailable(exc):
+                raise _unavailable(exc) from exc
+            raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _autocommit(self, access: str, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """One statement as an auto-commit transaction: RUN and PULL in a single round trip.
+
+        A managed transaction adds BEGIN/COMMIT exchanges and costs 3-4x the latency of one
+        statement; a single Cypher statement is atomic on its own, so it needs none of that.
+        """
+        try:
+            async for attempt in self._retrying():
+                with attempt, measure("neo4j"):
+                    async with self.driver.session(
+                        database=self.database, bookmark_manager=self._bookmarks, default_access_mode=access
+                    ) as session:
+                        result = await session.run(self.q(name), params)
+                        return [record.data() async for record in result]
+        except Exception as exc:
+            if is_unavailable(exc):
+                raise _unavailable(exc) from exc
             raise
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -146,8 +190,8 @@ class Database:
         return await self.write(self._statement(name, params))
 
     async def run_read(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        """One named statement in its own read transaction."""
-        return await self.read(self._statement(name, params))
+        """One named statement as a read (auto-commit: one round trip)."""
+        return await self._autocommit(neo4j.READ_ACCESS, name, params)
 
     async def run_schema(self, name: str, **params: Any) -> None:
         """Schema statements run in auto-commit transactions (they cannot share one)."""
@@ -158,9 +202,15 @@ class Database:
                         result = await session.run(self.q(name), params)
                         await result.consume()
         except Exception as exc:
-            if is_retryable(exc):
-                raise DatabaseUnavailable(str(exc)) from exc
+            if is_unavailable(exc):
+                raise _unavailable(exc) from exc
             raise
+
+
+def _unavailable(exc: Exception) -> DatabaseUnavailable:
+    """What a caller sees once retries for transient trouble are spent."""
+    log.warning("Neo4j unavailable after retries: %s", exc)
+    return DatabaseUnavailable(str(exc), outcome_unknown=isinstance(exc, IncompleteCommit))
 
 
 async def rows(tx: AsyncManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ statements in ``cypher/``. Methods take and return plain Python values.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections.abc import Callable
@@ -137,14 +138,25 @@ class GraphRepository:
 
         async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
             row = await self._guard_session(tx, session_id, scope, now)
-            context: dict[str, Any] = json.loads(row["task_context"] or "{}")
-            if context_update and merge is not None:
-                context = merge(context, context_update)
-                await rows(tx, self.db.q("set_session_context"), session_id=session_id,
-                           task_context=json.dumps(context))  # fmt: skip
-            return context
+            return await self._merge_context(tx, session_id, row, context_update, merge)
 
         return await self.db.write(work)
+
+    async def _merge_context(
+        self,
+        tx: AsyncManagedTransaction,
+        session_id: str,
+        guarded: dict[str, Any],
+        update: dict[str, Any] | None,
+        merge: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None,
+    ) -> dict[str, Any]:
+        """The session's task_context with ``update`` merged in and stored (under the guard's lock)."""
+        context: dict[str, Any] = json.loads(guarded["task_context"] or "{}")
+        if update and merge is not None:
+            context = merge(context, update)
+            await rows(tx, self.db.q("set_session_context"), session_id=session_id,
+                       task_context=json.dumps(context))  # fmt: skip
+        return context
 
     async def close_idle_sessions(self, *, now: datetime, closer: str, limit: int = 500) -> list[str]:
         found = await self.db.run_write(
@@ -179,11 +191,23 @@ class GraphRepository:
 
         return await self.db.write(work)
 
-    async def create_retrieval(self, *, session_id: str, scope: str, now: datetime, **retrieval: Any) -> None:
-        """Freeze a recall's catalog for an open session (guarded again inside the transaction)."""
+    async def create_retrieval(
+        self,
+        *,
+        session_id: str,
+        scope: str,
+        now: datetime,
+        context_update: dict[str, Any] | None = None,
+        merge: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
+        **retrieval: Any,
+    ) -> None:
+        """Freeze a recall's catalog for an open session (guarded again inside the transaction) and
+        merge the call's task_context into the session in the same transaction: a failed recall
+        leaves the session as it was."""
 
         async def work(tx: AsyncManagedTransaction) -> None:
-            await self._guard_session(tx, session_id, scope, now)
+            row = await self._guard_session(tx, session_id, scope, now)
+            await self._merge_context(tx, session_id, row, context_update, merge)
             await rows(
                 tx, self.db.q("create_retrieval"), session_id=session_id, scope=scope, now=now, **retrieval
             )
@@ -263,17 +287,34 @@ class GraphRepository:
     async def search_direct(
         self, *, scope: str, embeddings: list[list[float]], lucene: str | None, k: int
     ) -> SearchRows:
-        """Vector hits per query vector plus BM25 hits, all scope-filtered, in one read transaction."""
+        """Vector hits per query vector plus BM25 hits, all scope-filtered.
 
-        async def work(tx: AsyncManagedTransaction) -> SearchRows:
-            vector, vector_truncated = await self._vector_rows(tx, scope, embeddings, k)
-            fulltext: list[dict[str, Any]] = []
-            if lucene is not None:
-                fulltext = await rows(
-                    tx, self.db.q("fulltext_search"), scope=scope, lucene=lucene, k=k,
-                    embeddings=embeddings,
-                )  # fmt: skip
-            return SearchRows(vector, fulltext, vector_truncated or len(fulltext) >= k)
+        The two searches are independent reads, so they run at the same time on two pooled
+        connections: the call costs the slower of them, not their sum.
+        """
+
+        async def no_fulltext() -> list[dict[str, Any]]:
+            return []
+
+        fulltext_rows = (
+            self.db.run_read("fulltext_search", scope=scope, lucene=lucene, k=k, embeddings=embeddings)
+            if lucene is not None
+            else no_fulltext()
+        )
+        (vector, vector_truncated), fulltext = await asyncio.gather(
+            self._vector_search(scope, embeddings, k), fulltext_rows
+        )
+        return SearchRows(vector, fulltext, vector_truncated or len(fulltext) >= k)
+
+    async def _vector_search(
+        self, scope: str, embeddings: list[list[float]], k: int
+    ) -> tuple[list[dict[str, Any]], bool]:
+        if self._filtered(self.vector_strategy):  # one statement: an auto-commit read
+            found = await self.db.run_read("vector_search_filtered", scope=scope, embeddings=embeddings, k=k)
+            return found, _any_query_full(found, len(embeddings), k)
+
+        async def work(tx: AsyncManagedTransaction) -> tuple[list[dict[str, Any]], bool]:
+            return await self._vector_rows(tx, scope, embeddings, k)
 
         return await self.db.read(work)
 
@@ -288,9 +329,6 @@ class GraphRepository:
     ) -> tuple[list[dict[str, Any]], bool]:
         strategy = self.vector_strategy
         params: dict[str, Any] = {"scope": scope, "embeddings": embeddings, "k": k}
-        if self._filtered(strategy):
-            found = await rows(tx, self.db.q("vector_search_filtered"), **params)
-            return found, _any_query_full(found, len(embeddings), k)
         sizes = (await rows(tx, self.db.q("scope_memory_count"), scope=scope))[0]
         scope_count, total = int(sizes["scope_count"]), int(sizes["total_count"])
         if strategy == "scan" or (strategy == "auto" and scope_count <= EXACT_SCAN_MAX):
@@ -421,9 +459,13 @@ class GraphRepository:
         client_version: str | None,
         now: datetime,
     ) -> dict[str, Any]:
-        """Preflight and close in one transaction: with feedback outstanding nothing is written."""
+        """Preflight and close in one transaction: with feedback outstanding nothing is written.
+        ``was_open`` tells whether this call closed the session (read under the session's lock)."""
 
         async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
+            locked = await rows(tx, self.db.q("lock_session_for_commit"), session_id=session_id)
+            if not locked:
+                raise invalid(f"unknown session_id {session_id!r}", "session_id")
             outstanding = await rows(tx, self.db.q("session_outstanding_feedback"), session_id=session_id)
             if outstanding:
                 raise incomplete_feedback(outstanding)
@@ -441,7 +483,7 @@ class GraphRepository:
                 procedure_id = stored[0]["procedure_id"]
             await rows(tx, self.db.q("close_session"), session_id=session_id, now=now, **close)
             return {"episodes_formed": int(formed["formed"]), "episode_id": formed["episode_id"],
-                    "procedure_id": procedure_id}  # fmt: skip
+                    "procedure_id": procedure_id, "was_open": locked[0]["status"] == "open"}  # fmt: skip
 
         return await self.db.write(work)
 

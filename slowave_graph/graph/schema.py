@@ -51,16 +51,15 @@ async def check_embedding_space(db: Database, model: str, dimension: int) -> Non
 
 async def ensure_schema(db: Database, model: str, dimension: int, timeout_seconds: int = 300) -> ServerInfo:
     """Idempotent: safe on every start and when several servers start at once."""
+    # The uniqueness constraint first: servers starting together on an empty database would
+    # otherwise each MERGE their own EmbeddingSpace node, and the constraint could never be created.
+    await _create(db, "constraint_embedding_space_name", dimension)
     await check_embedding_space(db, model, dimension)
     info = await server_info(db)
     names = [n for n in db.queries.names("schema") if n.startswith(_SCHEMA_PREFIXES)]
     names.append("vector_index_filtered" if info.supports_search_clause else "vector_index_plain")
     for name in names:
-        try:
-            await db.run_schema(name, dimension=dimension)
-        except ClientError as exc:  # another server created it between our check and our create
-            if exc.code not in _ALREADY_EXISTS:
-                raise
+        await _create(db, name, dimension)
     await db.run_schema("await_indexes", timeout_seconds=timeout_seconds)
     await _check_vector_index_dimension(db, dimension)
     info = await server_info(db)
@@ -72,6 +71,14 @@ async def ensure_schema(db: Database, model: str, dimension: int, timeout_second
         "inside the index (SEARCH)" if info.vector_filter_in_index else "by over-fetch / exact scan",
     )
     return info
+
+
+async def _create(db: Database, name: str, dimension: int) -> None:
+    try:
+        await db.run_schema(name, dimension=dimension)
+    except ClientError as exc:  # another server created it between our check and our create
+        if exc.code not in _ALREADY_EXISTS:
+            raise
 
 
 async def _check_vector_index_dimension(db: Database, dimension: int) -> None:

@@ -23,6 +23,7 @@ from slowave_graph.contract.common import Envelope, ErrorBody, ErrorCode, FieldE
 from slowave_graph.errors import ServiceError, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.services.context import ClientInfo
+from slowave_graph.telemetry import ToolMetrics, tool_call
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +104,15 @@ def make_tool(
     result_model: type[BaseModel],
     handler: Handler[RequestT],
     annotations: ToolAnnotations,
+    metrics: ToolMetrics | None = None,
 ) -> Tool:
     """An MCP tool whose published schemas come from the contract models."""
 
     async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
+        with tool_call(metrics, name):
+            return await run(arguments, ctx)
+
+    async def run(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
         try:
             request = request_model.model_validate(arguments)
         except ValidationError as exc:
@@ -116,7 +122,9 @@ def make_tool(
         except ServiceError as exc:
             return envelope_result(_failure(exc.body()))
         except DatabaseUnavailable as exc:
-            return envelope_result(_failure(unavailable(str(exc)).body()))
+            return envelope_result(
+                _failure(unavailable(str(exc), outcome_unknown=exc.outcome_unknown).body())
+            )
         except Exception:
             log.exception("tool %s failed", name)
             return envelope_result(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
-import ipaddress
 import logging
 from typing import Any
 
@@ -15,9 +15,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.config import Settings
+from slowave_graph.mcp.security import harden, is_loopback, transport_security
 from slowave_graph.mcp.tools import INSTRUCTIONS, build_tools
 
 log = logging.getLogger(__name__)
+
+HEALTH_TIMEOUT = 5.0
 
 
 def build_server(app: App) -> MCPServer[Any]:
@@ -26,16 +29,17 @@ def build_server(app: App) -> MCPServer[Any]:
         title="slowave-graph memory",
         version=__version__,
         instructions=INSTRUCTIONS,
-        tools=build_tools(app.services),
+        tools=build_tools(app.services, app.metrics),
         log_level=app.settings.log_level.upper(),  # type: ignore[arg-type]
     )
 
     @server.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> JSONResponse:
-        try:
-            await app.db.run_read("server_components")
+        try:  # answer within seconds: a load balancer must not wait out the tool calls' retry budget
+            await asyncio.wait_for(app.db.run_read("server_components"), HEALTH_TIMEOUT)
         except Exception as exc:
-            return JSONResponse({"status": "unavailable", "neo4j": "down", "detail": str(exc)[:200]}, 503)
+            detail = str(exc)[:200] or type(exc).__name__
+            return JSONResponse({"status": "unavailable", "neo4j": "down", "detail": detail}, 503)
         info = app.db.server
         return JSONResponse(
             {
@@ -46,16 +50,16 @@ def build_server(app: App) -> MCPServer[Any]:
             }
         )
 
+    @server.custom_route("/metrics", methods=["GET", "DELETE"])
+    async def metrics(request: Request) -> JSONResponse:
+        """Per-tool latency percentiles since start, split into embed / neo4j / python.
+        DELETE starts a new window (the load benchmark does, between phases)."""
+        snapshot = app.metrics.snapshot()
+        if request.method == "DELETE":
+            app.metrics.reset()
+        return JSONResponse({"tools": snapshot})
+
     return server
-
-
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return host == "localhost"
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class BearerAuth:
@@ -91,8 +95,18 @@ def check_http_exposure(settings: Settings) -> str | None:
 
 
 def http_app(app: App, server: MCPServer[Any]) -> ASGIApp:
-    """Streamable HTTP at /mcp plus /health, behind the bearer token when one is configured."""
+    """Streamable HTTP at /mcp plus /health, behind the bearer token when one is configured, the
+    Host/Origin check and the body limit."""
     settings = app.settings
     token = check_http_exposure(settings)
-    starlette = server.streamable_http_app(streamable_http_path="/mcp", host=settings.http_host)
-    return BearerAuth(starlette, token) if token else starlette
+    starlette = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        host=settings.http_host,
+        max_request_body_size=settings.http_max_body,
+        transport_security=transport_security(settings),
+    )
+    from slowave_graph.dashboard import build_dashboard
+
+    starlette.mount("/ui", build_dashboard(app.db))  # read-only pages, behind the same auth as /mcp
+    # Host/Origin check and body limit in front of everything, then the token (see mcp/security.py)
+    return harden(BearerAuth(starlette, token) if token else starlette, settings)

@@ -12,6 +12,7 @@ from slowave_graph.contract.recall import RecallRequest, RecallResult
 from slowave_graph.contract.remember import RememberBatchResult, RememberRequest, RememberResult
 from slowave_graph.mcp.adapter import make_tool
 from slowave_graph.services import Services
+from slowave_graph.telemetry import ToolMetrics
 
 INSTRUCTIONS = """\
 slowave-graph is your long-term memory across tasks, shared with other agents working in the same \
@@ -112,7 +113,7 @@ _WRITES = ToolAnnotations(
 )
 
 
-def build_tools(services: Services) -> list[Tool]:
+def build_tools(services: Services, metrics: ToolMetrics | None = None) -> list[Tool]:
     return [
         make_tool(
             name="slowave_activate",
@@ -122,6 +123,7 @@ def build_tools(services: Services) -> list[Tool]:
             result_model=ActivateResult,
             handler=services.activation.activate,
             annotations=_WRITES,
+            metrics=metrics,
         ),
         make_tool(
             name="slowave_remember",
@@ -131,6 +133,7 @@ def build_tools(services: Services) -> list[Tool]:
             result_model=RememberResult | RememberBatchResult,  # type: ignore[arg-type]
             handler=services.remember.remember,
             annotations=_WRITES,
+            metrics=metrics,
         ),
         make_tool(
             name="slowave_recall",
@@ -141,6 +144,7 @@ def build_tools(services: Services) -> list[Tool]:
             handler=services.recall.recall,
             # records what was shown (the feedback ledger needs it), otherwise reads
             annotations=_WRITES,
+            metrics=metrics,
         ),
         make_tool(
             name="slowave_feedback",
@@ -152,6 +156,7 @@ def build_tools(services: Services) -> list[Tool]:
             annotations=ToolAnnotations(
                 read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
             ),
+            metrics=metrics,
         ),
         make_tool(
             name="slowave_commit",
@@ -161,5 +166,6 @@ def build_tools(services: Services) -> list[Tool]:
             result_model=CommitResult,
             handler=services.commit.commit,
             annotations=_WRITES,
+            metrics=metrics,
         ),
     ]

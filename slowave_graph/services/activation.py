@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from datetime import datetime
@@ -24,6 +25,10 @@ from slowave_graph.services.retrieval import (
 )
 
 
+async def _none() -> None:
+    return None
+
+
 class ActivationService:
     def __init__(
         self,
@@ -38,17 +43,21 @@ class ActivationService:
         self.retriever = Retriever(repo, embedder, policy, clock)
 
     async def activate(self, req: ActivateRequest, client: ClientInfo) -> ActivateResult:
+        norm_key = text.scope_norm_key(req.scope)
+        # The scope's state, the continuity check and the cue embeddings (CPU) overlap; embedding a
+        # task for an empty scope is wasted only on its very first activation.
+        state, owner, cues = await asyncio.gather(
+            self.repo.scope_state(req.scope, norm_key),
+            self.repo.continuity_scope(req.continuity_id) if req.continuity_id is not None else _none(),
+            self.retriever.embed_cues([req.task, req.initial_goal, req.semantic_context or ""]),
+        )
         if req.continuity_id is not None:
-            owner = await self.repo.continuity_scope(req.continuity_id)
             if owner is None:
                 raise invalid("unknown continuity_id; omit it to start a new line of work", "continuity_id")
             if owner != req.scope:
                 raise invalid("continuity_id belongs to another scope", "continuity_id")
 
-        norm_key = text.scope_norm_key(req.scope)
-        state = await self.repo.scope_state(req.scope, norm_key)
         if state.has_memories or state.has_procedures:
-            cues = [req.task, req.initial_goal, req.semantic_context or ""]
             catalog = await self.retriever.build(
                 req.scope, cues, context_cue(req.task_context), req.page_size
             )

@@ -96,6 +96,6 @@ class CommitService:
             feedback_status="complete",
             verification_status=req.verification.status,
             episodes_formed=written["episodes_formed"],
-            operation="closed" if session["status"] == "open" else "updated",
+            operation="closed" if written["was_open"] else "updated",
             procedure_id=written["procedure_id"],
         )

@@ -214,7 +214,8 @@ class FeedbackService:
             except ServiceError as exc:
                 results.append(FeedbackItemResult(ok=False, error=exc.body().model_dump(exclude_none=True)))
             except DatabaseUnavailable as exc:
-                error = unavailable(str(exc)).body().model_dump(exclude_none=True)
+                failure = unavailable(str(exc), outcome_unknown=exc.outcome_unknown)
+                error = failure.body().model_dump(exclude_none=True)
                 results.append(FeedbackItemResult(ok=False, error=error))
         return FeedbackBatchResult(results=results)
 

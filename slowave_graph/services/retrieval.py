@@ -6,6 +6,7 @@ activate and recall share this machinery: cues → direct hits (vector + full-te
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -44,6 +45,12 @@ EVIDENCE_LIMIT = 8
 EVIDENCE_CONTENT_MAX = 1_000
 MEMORY_CONTENT_MAX = 500
 FAILED_CAVEAT = "Caution: the last recorded use of this procedure ended in failure: {summary}"
+
+
+@dataclass(frozen=True)
+class Cues:
+    texts: list[str]
+    embeddings: list[list[float]]
 
 
 @dataclass
@@ -168,20 +175,30 @@ class Retriever:
         self.policy = policy
         self.clock = clock
 
-    async def build(self, scope: str, cues: list[str], lexical_extra: str, page_size: int) -> Catalog:
-        cues = text.split_cues(cues)
-        embeddings = await self.embedder.aembed(cues)
-        lucene = text.lucene_query(" ".join([*cues, lexical_extra]), text.scope_token(scope))
-        found = await self.repo.search_direct(
-            scope=scope, embeddings=embeddings, lucene=lucene, k=self.policy.candidate_k
+    async def embed_cues(self, cues: list[str]) -> Cues:
+        """A task's questions, one per sentence, and their embeddings (one batch)."""
+        split = text.split_cues(cues)
+        return Cues(split, await self.embedder.aembed(split))
+
+    async def build(self, scope: str, cues: Cues, lexical_extra: str, page_size: int) -> Catalog:
+        embeddings = cues.embeddings
+        lucene = text.lucene_query(" ".join([*cues.texts, lexical_extra]), text.scope_token(scope))
+        # Independent reads run concurrently (each on its own pooled connection).
+        found, learned_rows, procedure_rows = await asyncio.gather(
+            self.repo.search_direct(
+                scope=scope, embeddings=embeddings, lucene=lucene, k=self.policy.candidate_k
+            ),
+            self.repo.experience(
+                scope=scope,
+                embeddings=embeddings,
+                min_similarity=self.policy.experience_min_similarity,
+                k=self.policy.experience_k,
+            ),
+            self.repo.search_procedures(
+                scope=scope, embeddings=embeddings, floor=self.policy.procedure_floor, k=20
+            ),
         )
-        cue_terms = [text.query_terms(cue) for cue in cues]
-        learned_rows = await self.repo.experience(
-            scope=scope,
-            embeddings=embeddings,
-            min_similarity=self.policy.experience_min_similarity,
-            k=self.policy.experience_k,
-        )
+        cue_terms = [text.query_terms(cue) for cue in cues.texts]
         pool = merge_candidates(found.vector, [*found.fulltext, *learned_rows])
         neighbours = await self.repo.neighbours(
             scope=scope, ids=fused_order(pool, self.policy)[: self.policy.context_k], embeddings=embeddings
@@ -197,12 +214,7 @@ class Retriever:
             k=self.policy.associated_max,
         )
         associated = order_associated(associated_rows, exclude={c.id for c in direct})
-        procedures = rank_procedures(
-            await self.repo.search_procedures(
-                scope=scope, embeddings=embeddings, floor=self.policy.procedure_floor, k=20
-            ),
-            self.policy,
-        )
+        procedures = rank_procedures(procedure_rows, self.policy)
         return Catalog(
             direct + associated, procedures, found.truncated, page_size, embeddings[0] if embeddings else None
         )
@@ -278,31 +290,38 @@ class RecallService:
         if req.continue_from is not None:
             return await self._continue(req, req.continue_from)
         assert req.query is not None
-        context = await self.repo.touch_session(
-            session_id=req.session_id, scope=req.scope, now=self.clock(), context_update=req.task_context,
-            merge=merge_context,
-        )  # fmt: skip
-        catalog = await self.retriever.build(
-            req.scope, [req.query, req.semantic_context or ""], context_cue(context), req.page_size or 5
+        # The session guard and the query embedding (CPU) overlap. The task_context update is
+        # stored later, with the retrieval, so a failed recall changes nothing.
+        stored_context, cues = await asyncio.gather(
+            self.repo.touch_session(session_id=req.session_id, scope=req.scope, now=self.clock()),
+            self.retriever.embed_cues([req.query, req.semantic_context or ""]),
         )
+        context = merge_context(stored_context, req.task_context) if req.task_context else stored_context
+        catalog = await self.retriever.build(req.scope, cues, context_cue(context), req.page_size or 5)
         retrieval_id = new_id("rec")
-        await self.repo.create_retrieval(
-            session_id=req.session_id,
-            scope=req.scope,
-            kind="recall",
-            query=req.query,
-            policy_version=self.policy.version,
-            now=self.clock(),
-            **catalog.freeze(retrieval_id),
-        )
+        frozen = catalog.freeze(retrieval_id)
         first = catalog.page(1)
         mode = req.evidence or "references"
-        evidence, evidence_truncated = await self.retriever.evidence([c.id for c in first], mode)
-        frozen = catalog.freeze(retrieval_id)
+        # Freezing the retrieval (a write) and reading what page 1 shows are independent.
+        _, (evidence, evidence_truncated), procedures = await asyncio.gather(
+            self.repo.create_retrieval(
+                session_id=req.session_id,
+                scope=req.scope,
+                kind="recall",
+                query=req.query,
+                policy_version=self.policy.version,
+                now=self.clock(),
+                context_update=req.task_context,
+                merge=merge_context,
+                **frozen,
+            ),
+            self.retriever.evidence([c.id for c in first], mode),
+            self.retriever.full_procedures([p["id"] for p in catalog.procedures]),
+        )
         return RecallResult(
             retrieval_id=retrieval_id,
             memories=[memory_item(c) for c in first],
-            procedures=await self.retriever.full_procedures([p["id"] for p in catalog.procedures]),
+            procedures=procedures,
             evidence=evidence,
             evidence_mode=mode,
             evidence_truncated=evidence_truncated,

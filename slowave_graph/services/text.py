@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 
 _SPACE = re.compile(r"\s+")
 _TRAILING_PUNCT = re.compile(r"[\s.!?;:,]+$")
@@ -84,6 +85,7 @@ def lucene_query(text: str, token: str) -> str | None:
     return f"+scope_token:{token}^0 +status:active^0 +content:({words})"
 
 
+@lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
     """A light plural/verb-suffix strip so 'tokens' meets 'token' and 'expired' meets 'expire'."""
     for suffix in ("ies", "es", "s", "ing", "ed"):
@@ -92,11 +94,17 @@ def _stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=4_096)
+def content_stems(content: str) -> frozenset[str]:
+    """The stemmed words of a memory's text (cached: the same memories come back query after query)."""
+    return frozenset(_stem(w) for w in _WORD.findall(content.casefold()))
+
+
 def term_coverage(terms: list[str], content: str) -> float:
     """Share of the query's topical terms that occur in the content (0..1)."""
     if not terms:
         return 0.0
-    present = {_stem(w) for w in _WORD.findall(content.casefold())}
+    present = content_stems(content)
     return sum(1 for t in terms if _stem(t) in present) / len(terms)
 
 

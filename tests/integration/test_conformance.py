@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App, open_app
-from slowave_graph.embedder import SentenceTransformerEmbedder
+from slowave_graph.embedder import Embedder
 from slowave_graph.mcp.server import build_server
 from tests.conformance import SCENARIOS
 from tests.conftest import Neo4jTarget, free_port
@@ -104,7 +104,7 @@ async def test_cursors_and_continuity_work_across_processes(
 
 
 async def test_13_idle_timeout_closes_abandoned_sessions(
-    neo4j: Neo4jTarget, embedder: SentenceTransformerEmbedder, scope: str
+    neo4j: Neo4jTarget, embedder: Embedder, scope: str
 ) -> None:
     settings = neo4j.settings(session_idle_timeout=1.5)
     async with (

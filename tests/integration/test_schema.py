@@ -9,6 +9,7 @@ from mcp import Client
 from neomodel import adb
 
 from slowave_graph.app import App
+from slowave_graph.embedder import DEFAULT_MODEL
 from slowave_graph.graph import models
 from slowave_graph.graph.schema import EmbeddingMismatch, check_embedding_space, ensure_schema
 from slowave_graph.mcp.server import build_server
@@ -70,10 +71,10 @@ async def test_embedding_model_mismatch_stops_start_up(app: App) -> None:
     with pytest.raises(EmbeddingMismatch) as info:
         await check_embedding_space(app.db, "bge-small-en-v1.5", 768)
     message = str(info.value)
-    assert "all-MiniLM-L6-v2 (384-d)" in message and "bge-small-en-v1.5 (768-d)" in message
+    assert f"{DEFAULT_MODEL} (384-d)" in message and "bge-small-en-v1.5 (768-d)" in message
     assert "slowave-graph reembed --model bge-small-en-v1.5" in message
     stored = await app.db.run_read("embedding_space_get")
-    assert stored == [{"model": "all-MiniLM-L6-v2", "dimension": 384}]
+    assert stored == [{"model": DEFAULT_MODEL, "dimension": 384}]
 
 
 async def test_tools_list_publishes_the_strict_contract(app: App) -> None:

@@ -14,6 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from slowave_graph.embedder import DEFAULT_MODEL
 from tests.conftest import Neo4jTarget, free_port
 from tests.mcp_helpers import TOOL_NAMES, activate, call, error, remember
 from tests.servers import CLIENT_INFO, SERVER, http_server, stdio_params
@@ -89,7 +90,7 @@ def test_stdio_stdout_carries_only_json_rpc(neo4j: Neo4jTarget, scope: str, tmp_
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_http_server(http_url: str, scope: str, mode: Any) -> None:
     health = httpx2.get(http_url.replace("/mcp", "/health")).json()
-    assert health["status"] == "ok" and health["embedding_model"] == "all-MiniLM-L6-v2"
+    assert health["status"] == "ok" and health["embedding_model"] == DEFAULT_MODEL
     async with Client(http_url, client_info=CLIENT_INFO, mode=mode) as client:
         await lifecycle(client, scope)
 

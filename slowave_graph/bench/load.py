@@ -1,0 +1,389 @@
+"""`slowave-graph bench load`: latency and throughput of the real MCP server at growing sizes.
+
+For each size the database is topped up with synthetic memories (``bench.synthetic``) through the
+bulk import path, then a real server process is driven over streamable HTTP by N concurrent MCP
+clients running full lifecycles (activate → remember → recall → feedback → commit). Reported per
+size and client count: p50/p95/p99 per tool as the client saw it, throughput, errors, server and
+Neo4j RSS, and the server's own split of each call into embedding / Neo4j / Python (``/metrics``).
+The floor — one query embedding alone, one bare vector-index query alone — is measured beside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+
+from slowave_graph import __version__
+from slowave_graph.app import App
+from slowave_graph.bench import synthetic
+from slowave_graph.bench.metrics import percentiles
+from slowave_graph.config import Settings
+
+
+def ms(seconds: list[float]) -> dict[str, float]:
+    """p50/p95/p99/mean in milliseconds."""
+    return percentiles([s * 1000 for s in seconds])
+
+
+TOOLS = ("slowave_activate", "slowave_remember", "slowave_recall", "slowave_feedback", "slowave_commit")
+
+
+@dataclass
+class LoadOptions:
+    sizes: list[int]
+    clients: list[int]
+    lifecycles: int  # per client and phase
+    seed: int = 7
+    port: int = 8799
+    sequential_remembers: int = 200
+    prefix: str = "load"
+
+
+# ------------------------------------------------------------------ fill
+
+
+async def scope_sizes(app: App, scopes: list[str]) -> dict[str, int]:
+    rows = await app.db.run_read("scope_memory_counts", scopes=scopes)
+    return {r["scope"]: int(r["memories"]) for r in rows}
+
+
+async def fill(app: App, total: int, seed: int, prefix: str, progress: bool = True) -> dict[str, Any]:
+    """Tops the benchmark scopes up to ``total`` memories (idempotent: counts what is there)."""
+    from slowave_graph.operator.bulk import import_memories
+
+    plans = synthetic.scope_plan(total, prefix)
+    have = await scope_sizes(app, [p.scope for p in plans])
+    records = [rec for p in plans for rec in synthetic.memories(p, seed, start=have.get(p.scope, 0))]
+    started = time.perf_counter()
+    if records:
+        await import_memories(app, records, progress=progress and sys.stderr.isatty())
+    seconds = time.perf_counter() - started
+    return {
+        "total": total,
+        "added": len(records),
+        "seconds": round(seconds, 2),
+        "per_second": round(len(records) / seconds, 1) if records and seconds > 0 else None,
+        "scopes": len(plans),
+        "largest_scope": max(p.size for p in plans),
+        "smallest_scope": min(p.size for p in plans),
+    }
+
+
+# ------------------------------------------------------------------ the server under test
+
+
+@contextmanager
+def server_process(settings: Settings, port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """``slowave-graph serve`` on the benchmark's Neo4j (the same env the bench runs with)."""
+    env = dict(os.environ)
+    env["SLOWAVE_HTTP_PORT"] = str(port)
+    env["SLOWAVE_LOG_LEVEL"] = "WARNING"
+    if settings.neo4j_uri:
+        env["NEO4J_URI"] = settings.neo4j_uri
+        env["NEO4J_USER"] = settings.neo4j_user
+        if settings.neo4j_password:
+            env["NEO4J_PASSWORD"] = settings.neo4j_password.get_secret_value()
+    env["SLOWAVE_DATA_DIR"] = str(settings.data_dir)
+    env["SLOWAVE_CACHE_DIR"] = str(settings.cache_dir)
+    env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "slowave_graph", "serve", "--transport", "http", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited with {proc.returncode}")
+            try:
+                if httpx2.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx2.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("server did not become healthy within 300 s")
+            time.sleep(0.3)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def rss_mb(pid: int | None) -> float | None:
+    if pid is None:
+        return None
+    import psutil
+
+    try:
+        return round(psutil.Process(pid).memory_info().rss / 2**20, 1)
+    except psutil.Error:
+        return None
+
+
+def neo4j_pid(bolt_port: int) -> int | None:
+    """The JVM listening on the Bolt port, when it runs on this machine."""
+    import psutil
+
+    try:
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == bolt_port:
+                return conn.pid
+    except psutil.Error:
+        return None
+    return None
+
+
+# ------------------------------------------------------------------ clients
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.latency: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, int] = defaultdict(int)
+        self.calls = 0
+
+
+async def _call(client: Any, rec: Recorder, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+    started = time.perf_counter()
+    try:
+        result = await client.call_tool(tool, arguments)
+    except Exception as exc:  # transport failure: counted, the lifecycle stops
+        rec.errors[f"{tool}:{type(exc).__name__}"] += 1
+        return None
+    rec.latency[tool].append(time.perf_counter() - started)
+    rec.calls += 1
+    envelope = result.structured_content or {}
+    if not envelope.get("ok"):
+        code = (envelope.get("error") or {}).get("code", "unknown")
+        rec.errors[f"{tool}:{code}"] += 1
+        return None
+    data: dict[str, Any] = envelope["data"]
+    return data
+
+
+def _feedback(result: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """Plausible honest feedback on everything a retrieval exposed."""
+    return {
+        "retrieval_id": result["retrieval_id"],
+        "memory_feedback": [
+            {"memory_id": m["memory_id"], "assessment": rng.choice(["used", "not_used", "irrelevant"])}
+            for m in result["memories"]
+        ],
+        "procedure_feedback": [
+            {"procedure_id": p["procedure_id"], "use": "not_used"} for p in result["procedures"]
+        ],
+        "coverage": "complete",
+    }
+
+
+def remember_args(scope: str, session: str, rng: random.Random) -> dict[str, Any]:
+    kind, content = synthetic.memory_text(rng)
+    # A random tag keeps the claim new (remember matches exact repeats instead of storing them).
+    return {
+        "scope": scope,
+        "session_id": session,
+        "type": kind,
+        "content": f"{content} ({rng.getrandbits(40):x})",
+    }
+
+
+def commit_args(session: str, goal: str, outcome: str) -> dict[str, Any]:
+    return {
+        "session_id": session,
+        "final_goal": goal,
+        "outcome": outcome,
+        "outcome_summary": "load benchmark lifecycle",
+        "verification": {"status": "unverified", "summary": "synthetic", "evidence_refs": []},
+    }
+
+
+async def lifecycle(client: Any, rec: Recorder, rng: random.Random, scope: str) -> bool:
+    task = synthetic.question(rng)
+    act = await _call(client, rec, "slowave_activate", {"scope": scope, "task": task, "initial_goal": task})
+    if act is None:
+        return False
+    session = act["session_id"]
+    remembered = await _call(client, rec, "slowave_remember", remember_args(scope, session, rng))
+    found = await _call(
+        client,
+        rec,
+        "slowave_recall",
+        {"scope": scope, "session_id": session, "query": synthetic.question(rng)},
+    )
+    ok = remembered is not None and found is not None
+    for shown in (act, found):
+        # every retrieval gets its feedback, an empty one too (coverage "complete" closes it)
+        if shown is not None:
+            ok = await _call(client, rec, "slowave_feedback", _feedback(shown, rng)) is not None and ok
+    outcome = rng.choice(["success", "success", "partial", "failure"])
+    committed = await _call(client, rec, "slowave_commit", commit_args(session, task, outcome))
+    return ok and committed is not None
+
+
+def pick_scope(plans: list[synthetic.ScopePlan], rng: random.Random) -> str:
+    """Half the tasks in large scopes, a quarter each in medium and small ones."""
+    tier = rng.choices(["large", "medium", "small"], weights=[2, 1, 1])[0]
+    candidates = [p.scope for p in plans if f"-{tier}-" in p.scope] or [p.scope for p in plans]
+    return rng.choice(candidates)
+
+
+async def drive(
+    url: str,
+    headers: dict[str, str],
+    clients: int,
+    lifecycles: int,
+    plans: list[synthetic.ScopePlan],
+    seed: int,
+) -> dict[str, Any]:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.types import Implementation
+
+    rec = Recorder()
+    completed = 0
+
+    async def worker(n: int) -> None:
+        nonlocal completed
+        rng = random.Random(f"{seed}:{clients}:{n}")
+        async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
+            info = Implementation(name=f"slowave-load-{n}", version=__version__)
+            async with Client(streamable_http_client(url, http_client=http), client_info=info) as client:
+                for _ in range(lifecycles):
+                    if await lifecycle(client, rec, rng, pick_scope(plans, rng)):
+                        completed += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(n) for n in range(clients)))
+    wall = time.perf_counter() - started
+    return {
+        "clients": clients,
+        "wall_seconds": round(wall, 2),
+        "lifecycles": completed,
+        "calls": rec.calls,
+        "calls_per_second": round(rec.calls / wall, 1),
+        "lifecycles_per_second": round(completed / wall, 2),
+        "errors": dict(rec.errors),
+        "error_count": sum(rec.errors.values()),
+        "tools_ms": {tool: ms(rec.latency[tool]) for tool in TOOLS if rec.latency[tool]},
+    }
+
+
+async def sequential_remembers(url: str, headers: dict[str, str], scope: str, count: int) -> dict[str, Any]:
+    """Single memories, one after another, in one session: the sequential write rate."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    rec = Recorder()
+    rng = random.Random(f"seq:{scope}")
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=120) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        task = {"scope": scope, "task": "store notes", "initial_goal": "store notes"}
+        act = await _call(client, rec, "slowave_activate", task)
+        assert act is not None, f"activate failed: {dict(rec.errors)}"
+        session = act["session_id"]
+        started = time.perf_counter()
+        for _ in range(count):
+            await _call(client, rec, "slowave_remember", remember_args(scope, session, rng))
+        seconds = time.perf_counter() - started
+        await _call(client, rec, "slowave_feedback", _feedback(act, rng))
+        await _call(client, rec, "slowave_commit", commit_args(session, "store notes", "success"))
+    return {
+        "count": count,
+        "seconds": round(seconds, 2),
+        "per_second": round(count / seconds, 1),
+        "errors": dict(rec.errors),
+        "latency_ms": ms(rec.latency["slowave_remember"]),
+    }
+
+
+# ------------------------------------------------------------------ floor
+
+
+async def floor(app: App, scope: str, samples: int = 200) -> dict[str, Any]:
+    """The physical limit: one query embedding alone, one bare filtered vector query alone."""
+    rng = random.Random("floor")
+    questions = [synthetic.question(rng) for _ in range(samples)]
+    embed_times, vector_times = [], []
+    vectors = []
+    for q in questions[:20]:
+        app.embedder.embed([q])  # warm
+    for q in questions:
+        started = time.perf_counter()
+        vectors.append(app.embedder.embed([q])[0])
+        embed_times.append(time.perf_counter() - started)
+    name = (
+        "bench_bare_vector_query"
+        if app.db.server and app.db.server.supports_search_clause
+        else "bench_bare_vector_query_5"
+    )
+    for vector in vectors[:20]:
+        await app.db.run_read(name, scope=scope, embedding=vector, k=50)
+    for vector in vectors:
+        started = time.perf_counter()
+        await app.db.run_read(name, scope=scope, embedding=vector, k=50)
+        vector_times.append(time.perf_counter() - started)
+    return {"embedding_ms": ms(embed_times), "vector_query_ms": ms(vector_times), "scope": scope}
+
+
+# ------------------------------------------------------------------ the run
+
+
+async def run(app: App, options: LoadOptions, progress: bool = True) -> dict[str, Any]:
+    settings = app.settings
+    token = settings.auth_token.get_secret_value() if settings.auth_token else None
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    url = f"http://127.0.0.1:{options.port}/mcp"
+    bolt_port = settings.neo4j_bolt_port
+    if settings.neo4j_uri:
+        from urllib.parse import urlparse
+
+        parsed = urlparse(settings.neo4j_uri)
+        bolt_port = parsed.port or 7687
+    results: dict[str, Any] = {
+        "version": __version__,
+        "embedding_model": app.embedder.model_name,
+        "neo4j": app.db.server.version if app.db.server else None,
+        "cpus": os.cpu_count(),
+        "lifecycles_per_client": options.lifecycles,
+        "sizes": [],
+    }
+    for size in sorted(options.sizes):
+        filled = await fill(app, size, options.seed, options.prefix, progress)
+        plans = synthetic.scope_plan(size, options.prefix)
+        entry: dict[str, Any] = {"size": size, "fill": filled, "phases": []}
+        with server_process(settings.model_copy(update={"http_port": options.port}), options.port) as proc:
+            await drive(url, headers, 1, 3, plans, options.seed + 1)  # warm-up: model, pools, caches
+            for clients in options.clients:
+                httpx2.delete(f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10)
+                phase = await drive(url, headers, clients, options.lifecycles, plans, options.seed + size)
+                server_split = httpx2.get(
+                    f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10
+                ).json()
+                phase["server"] = server_split["tools"]
+                phase["server_rss_mb"] = rss_mb(proc.pid)
+                phase["neo4j_rss_mb"] = rss_mb(neo4j_pid(bolt_port))
+                entry["phases"].append(phase)
+            entry["sequential_remember"] = await sequential_remembers(
+                url, headers, plans[-1].scope, options.sequential_remembers
+            )
+        entry["floor"] = await floor(app, plans[0].scope)
+        results["sizes"].append(entry)
+    return results

@@ -1,0 +1,115 @@
+"""Report of `bench load`: JSON, a Markdown table, and a PNG of latency against database size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+SHORT = {
+    "slowave_activate": "activate",
+    "slowave_remember": "remember",
+    "slowave_recall": "recall",
+    "slowave_feedback": "feedback",
+    "slowave_commit": "commit",
+}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = [
+        f"# bench load — slowave-graph {result['version']}, Neo4j {result['neo4j']}, "
+        f"{result['embedding_model']}, {result['cpus']} CPUs",
+        "",
+        "Client-side latency over MCP streamable HTTP (ms), embedding included.",
+        "",
+        "| memories | clients | tool | p50 | p95 | p99 | server: embed / neo4j / python (mean) | Neo4j tx |",
+        "|---:|---:|---|---:|---:|---:|---|---:|",
+    ]
+    for entry in result["sizes"]:
+        for phase in entry["phases"]:
+            for tool, lat in phase["tools_ms"].items():
+                split = phase["server"].get(tool, {})
+                parts = (
+                    f"{split.get('mean_embed_ms', 0):.1f} / {split.get('mean_neo4j_ms', 0):.1f} / "
+                    f"{split.get('mean_python_ms', 0):.1f}"
+                )
+                tx = split.get("mean_transactions", 0)
+                lines.append(
+                    f"| {entry['size']:,} | {phase['clients']} | {SHORT.get(tool, tool)} | "
+                    f"{lat['p50']:.1f} | {lat['p95']:.1f} | {lat['p99']:.1f} | {parts} | {tx:.1f} |"
+                )
+    lines += [
+        "",
+        "| memories | clients | calls/s | lifecycles/s | errors | server RSS MB | Neo4j RSS MB |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for entry in result["sizes"]:
+        for phase in entry["phases"]:
+            lines.append(
+                f"| {entry['size']:,} | {phase['clients']} | {phase['calls_per_second']} | "
+                f"{phase['lifecycles_per_second']} | {phase['error_count']} | {phase['server_rss_mb']} | "
+                f"{phase['neo4j_rss_mb']} |"
+            )
+    lines += [
+        "",
+        "| memories | fill (added, memories/s) | sequential remember/s | floor: embedding p50 | "
+        "floor: bare vector query p50 |",
+        "|---:|---|---:|---:|---:|",
+    ]
+    for entry in result["sizes"]:
+        fill = entry["fill"]
+        rate = f"{fill['added']:,} at {fill['per_second']}/s" if fill["added"] else "already filled"
+        seq = entry["sequential_remember"]
+        floor = entry["floor"]
+        lines.append(
+            f"| {entry['size']:,} | {rate} | {seq['per_second']} | {floor['embedding_ms']['p50']:.1f} ms | "
+            f"{floor['vector_query_ms']['p50']:.1f} ms |"
+        )
+    errors = {
+        f"{entry['size']}/{phase['clients']}": phase["errors"]
+        for entry in result["sizes"]
+        for phase in entry["phases"]
+        if phase["errors"]
+    }
+    if errors:
+        lines += ["", f"Errors by kind: `{json.dumps(errors)}`"]
+    return "\n".join(lines) + "\n"
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    sizes = [entry["size"] for entry in result["sizes"]]
+    clients = sorted({phase["clients"] for entry in result["sizes"] for phase in entry["phases"]})
+    for tool in ("slowave_activate", "slowave_recall", "slowave_remember"):
+        for n in clients:
+            for q, style in (("p50", "-"), ("p95", ":")):
+                ys = []
+                for entry in result["sizes"]:
+                    phase = next((p for p in entry["phases"] if p["clients"] == n), None)
+                    lat = phase["tools_ms"].get(tool) if phase else None
+                    ys.append(lat[q] if lat else float("nan"))
+                ax.plot(sizes, ys, style, marker="o", label=f"{SHORT[tool]} {q}, {n} client(s)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("memories in the database")
+    ax.set_ylabel("latency over MCP HTTP (ms)")
+    ax.set_title("slowave-graph: tool latency against database size")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write(result: dict[str, Any], out: Path) -> dict[str, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "load.json", "markdown": out / "load.md", "png": out / "load.png"}
+    paths["json"].write_text(json.dumps(result, indent=2) + "\n")
+    paths["markdown"].write_text(markdown(result))
+    plot(result, paths["png"])
+    return paths

@@ -1,0 +1,43 @@
+"""`bench load` end to end at a tiny size: fill through the bulk path, a real server process over
+streamable HTTP, concurrent lifecycles, the server's own timing split, the report files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from slowave_graph.app import App
+from slowave_graph.bench import load, load_report, synthetic
+from tests.conftest import Neo4jTarget, free_port
+
+
+async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_path: Path) -> None:
+    prefix = scope.replace(":", "-")
+    settings = neo4j.settings()
+    bench_app = App(settings, app.db, app.embedder, app.repo, app.services)
+    options = load.LoadOptions(
+        sizes=[60], clients=[2], lifecycles=2, port=free_port(), sequential_remembers=5, prefix=prefix
+    )
+    try:
+        result = await load.run(bench_app, options, progress=False)
+        entry = result["sizes"][0]
+        assert entry["fill"]["added"] == 60
+        counts = await load.scope_sizes(app, [p.scope for p in synthetic.scope_plan(60, prefix)])
+        assert sum(counts.values()) >= 60 + 2 * 2 + 5  # filled, plus one per lifecycle, plus sequential
+        phase = entry["phases"][0]
+        assert phase["error_count"] == 0, phase["errors"]
+        assert phase["lifecycles"] == 4
+        assert set(phase["tools_ms"]) == set(load.TOOLS)
+        server = phase["server"]["slowave_activate"]
+        assert server["calls"] >= 4 and server["mean_transactions"] >= 2
+        assert server["mean_embed_ms"] > 0 and server["mean_neo4j_ms"] > 0
+        assert phase["server_rss_mb"] and phase["server_rss_mb"] > 50
+        assert entry["sequential_remember"]["count"] == 5 and not entry["sequential_remember"]["errors"]
+        assert entry["floor"]["embedding_ms"]["p50"] > 0
+        paths = load_report.write(result, tmp_path)
+        assert json.loads(paths["json"].read_text())["sizes"][0]["size"] == 60
+        assert "| 60 | 2 | activate |" in paths["markdown"].read_text()
+        assert paths["png"].stat().st_size > 10_000
+    finally:
+        for plan in synthetic.scope_plan(60, prefix):
+            await app.db.run_write("delete_scope", scope=plan.scope)
