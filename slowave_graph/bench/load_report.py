@@ -82,25 +82,28 @@ def plot(result: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=(9, 6.5))
     sizes = [entry["size"] for entry in result["sizes"]]
     clients = sorted({phase["clients"] for entry in result["sizes"] for phase in entry["phases"]})
-    for tool in ("slowave_activate", "slowave_recall", "slowave_remember"):
-        for n in clients:
+    colors = {"slowave_activate": "tab:blue", "slowave_recall": "tab:green", "slowave_remember": "tab:orange"}
+    markers = ["o", "s", "^", "D"]
+    for tool, color in colors.items():
+        for marker, n in zip(markers, clients, strict=False):
             for q, style in (("p50", "-"), ("p95", ":")):
                 ys = []
                 for entry in result["sizes"]:
                     phase = next((p for p in entry["phases"] if p["clients"] == n), None)
                     lat = phase["tools_ms"].get(tool) if phase else None
                     ys.append(lat[q] if lat else float("nan"))
-                ax.plot(sizes, ys, style, marker="o", label=f"{SHORT[tool]} {q}, {n} client(s)")
+                label = f"{SHORT[tool]} {q}, {n} client{'s' if n > 1 else ''}"
+                ax.plot(sizes, ys, style, color=color, marker=marker, label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("memories in the database")
     ax.set_ylabel("latency over MCP HTTP (ms)")
     ax.set_title("slowave-graph: tool latency against database size")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, ncol=3, loc="upper left", bbox_to_anchor=(0, -0.15))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
