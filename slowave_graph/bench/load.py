@@ -13,13 +13,12 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import subprocess
 import sys
+import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -28,6 +27,7 @@ from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.bench import synthetic
 from slowave_graph.bench.metrics import percentiles
+from slowave_graph.bench.servers import server_fleet
 from slowave_graph.config import Settings
 
 
@@ -83,46 +83,19 @@ async def fill(app: App, total: int, seed: int, prefix: str, progress: bool = Tr
 # ------------------------------------------------------------------ the server under test
 
 
-@contextmanager
-def server_process(settings: Settings, port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """``slowave-graph serve`` on the benchmark's Neo4j (the same env the bench runs with)."""
+def server_env(settings: Settings, port: int) -> dict[str, str]:
+    """``slowave-graph serve`` on the benchmark's Neo4j: the env the bench runs with, plus its
+    connection (external or the same managed Neo4j, shared through its lease)."""
     env = dict(os.environ)
-    env["SLOWAVE_HTTP_PORT"] = str(port)
-    env["SLOWAVE_LOG_LEVEL"] = "WARNING"
+    env.update(SLOWAVE_HTTP_PORT=str(port), SLOWAVE_LOG_LEVEL="WARNING")
     if settings.neo4j_uri:
-        env["NEO4J_URI"] = settings.neo4j_uri
-        env["NEO4J_USER"] = settings.neo4j_user
+        env.update(NEO4J_URI=settings.neo4j_uri, NEO4J_USER=settings.neo4j_user)
         if settings.neo4j_password:
             env["NEO4J_PASSWORD"] = settings.neo4j_password.get_secret_value()
     env["SLOWAVE_DATA_DIR"] = str(settings.data_dir)
     env["SLOWAVE_CACHE_DIR"] = str(settings.cache_dir)
     env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "slowave_graph", "serve", "--transport", "http", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited with {proc.returncode}")
-            try:
-                if httpx2.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                    break
-            except httpx2.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("server did not become healthy within 300 s")
-            time.sleep(0.3)
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    return env
 
 
 def rss_mb(pid: int | None) -> float | None:
@@ -369,7 +342,8 @@ async def run(app: App, options: LoadOptions, progress: bool = True) -> dict[str
         filled = await fill(app, size, options.seed, options.prefix, progress)
         plans = synthetic.scope_plan(size, options.prefix)
         entry: dict[str, Any] = {"size": size, "fill": filled, "phases": []}
-        with server_process(settings.model_copy(update={"http_port": options.port}), options.port) as proc:
+        logs = Path(tempfile.mkdtemp(prefix="slowave-load-"))
+        with server_fleet(server_env(settings, options.port), 1, logs, ports=[options.port]) as (server,):
             await drive(url, headers, 1, 3, plans, options.seed + 1)  # warm-up: model, pools, caches
             for clients in options.clients:
                 httpx2.delete(f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10)
@@ -378,7 +352,7 @@ async def run(app: App, options: LoadOptions, progress: bool = True) -> dict[str
                     f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10
                 ).json()
                 phase["server"] = server_split["tools"]
-                phase["server_rss_mb"] = rss_mb(proc.pid)
+                phase["server_rss_mb"] = rss_mb(server.proc.pid)
                 phase["neo4j_rss_mb"] = rss_mb(neo4j_pid(bolt_port))
                 entry["phases"].append(phase)
             entry["sequential_remember"] = await sequential_remembers(

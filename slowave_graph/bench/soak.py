@@ -19,19 +19,13 @@ a database outage may answer ``unavailable``; the client retries as an agent wou
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
-import os
 import random
 import re
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +35,7 @@ import httpx2
 from slowave_graph import __version__
 from slowave_graph.audit import Acknowledged, Violation, audit, audit_acknowledged
 from slowave_graph.bench.metrics import percentiles
+from slowave_graph.bench.servers import server_env, server_fleet
 from slowave_graph.config import Settings
 
 TOOLS = ("slowave_activate", "slowave_remember", "slowave_recall", "slowave_feedback", "slowave_commit")
@@ -510,102 +505,6 @@ async def verify(db: Any, scopes: list[str], stats: SoakStats) -> dict[str, Any]
         "acknowledged_violations": [v.__dict__ for v in lost],
         "violations": sum(report.checks.values()) + len(lost),
     }
-
-
-# --------------------------------------------------------------------------- server processes
-
-
-def server_env(settings: Settings, uri: str, user: str, password: str) -> dict[str, str]:
-    """Environment of a server process on the given Neo4j (keeps the caller's other settings)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "SLOWAVE_HTTP_"))}
-    env.update(
-        NEO4J_URI=uri, NEO4J_USER=user, NEO4J_PASSWORD=password, NEO4J_DATABASE=settings.neo4j_database
-    )
-    env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
-    return env
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class ServerProcess:
-    proc: subprocess.Popen[bytes]
-    port: int
-    log: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
-
-
-def wait_healthy(servers: list[ServerProcess], timeout: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout
-    pending = list(servers)
-    while pending:
-        for server in list(pending):
-            if server.proc.poll() is not None:
-                tail = server.log.read_text(errors="replace")[-2000:] if server.log.exists() else ""
-                raise RuntimeError(
-                    f"server on port {server.port} exited with {server.proc.returncode}:\n{tail}"
-                )
-            with contextlib.suppress(httpx2.HTTPError):
-                if httpx2.get(f"http://127.0.0.1:{server.port}/health", timeout=2).status_code == 200:
-                    pending.remove(server)
-        if pending and time.monotonic() > deadline:
-            raise RuntimeError(f"{len(pending)} server(s) did not become healthy within {timeout:.0f}s")
-        if pending:
-            time.sleep(0.3)
-
-
-def stop_server(server: ServerProcess, timeout: float = 60.0) -> int:
-    """SIGTERM (graceful: in-flight calls finish or roll back), SIGKILL after ``timeout``."""
-    if server.proc.poll() is None:
-        server.proc.send_signal(signal.SIGTERM)
-        try:
-            server.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            server.proc.kill()
-            server.proc.wait()
-    return int(server.proc.returncode)
-
-
-@contextlib.contextmanager
-def server_fleet(env: dict[str, str], count: int, log_dir: Path) -> Iterator[list[ServerProcess]]:
-    """``count`` `slowave-graph serve` processes started in parallel; stopped on exit."""
-    log_dir.mkdir(parents=True, exist_ok=True)
-    servers: list[ServerProcess] = []
-    try:
-        for i in range(count):
-            port = free_port()
-            log = log_dir / f"server-{i}-{port}.log"
-            with open(log, "wb") as handle:
-                proc = subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "slowave_graph",
-                        "serve",
-                        "--transport",
-                        "http",
-                        "--port",
-                        str(port),
-                    ],
-                    stdout=handle,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                )
-            servers.append(ServerProcess(proc, port, log))
-        wait_healthy(servers)
-        yield servers
-    finally:
-        for server in servers:
-            stop_server(server)
 
 
 # --------------------------------------------------------------------------- the command

@@ -28,17 +28,8 @@ import httpx2
 import pytest
 
 from slowave_graph.app import open_database
-from slowave_graph.bench.soak import (
-    TOOLS,
-    ServerProcess,
-    SoakConfig,
-    SoakStats,
-    run_clients,
-    server_fleet,
-    soak_scopes,
-    stop_server,
-    verify,
-)
+from slowave_graph.bench.servers import ServerProcess, server_fleet, stop_server
+from slowave_graph.bench.soak import TOOLS, SoakConfig, SoakStats, run_clients, soak_scopes, verify
 from slowave_graph.config import Settings
 from slowave_graph.graph.database import Database
 from slowave_graph.neo4j_local.manager import ManagedNeo4j
