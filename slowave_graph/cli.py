@@ -122,6 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     load.add_argument("--lifecycles", type=int, default=40, help="full lifecycles per client and phase")
     load.add_argument("--port", type=int, default=8799, help="HTTP port of the server under test")
+    load.add_argument(
+        "--fill-vectors",
+        choices=["exact", "derived"],
+        default="exact",
+        help="exact: embed every synthetic text (a real import); derived: vectors derived from cached "
+        "sentence embeddings plus seeded noise, for sizes where embedding every text is impractical "
+        "(1M: ~450k distinct texts, ~1 h on 2 cores). Queries are always embedded for real.",
+    )
     load.add_argument("--out", default="bench-results", help="directory for JSON, Markdown and PNG")
     _common(load)
 
@@ -266,10 +274,12 @@ async def _bench_load(settings: Settings, args: argparse.Namespace) -> None:
         clients=[int(c) for c in args.clients.split(",") if c.strip()],
         lifecycles=args.lifecycles,
         port=args.port,
+        fill_vectors=args.fill_vectors,
     )
+    out = Path(args.out)
     async with open_app(settings) as app:
-        result = await load.run(app, options)
-    paths = load_report.write(result, Path(args.out))
+        result = await load.run(app, options, checkpoint=lambda partial: load_report.write(partial, out))
+    paths = load_report.write(result, out)
     print(load_report.markdown(result))
     print("written: " + ", ".join(str(p) for p in paths.values()))
 

@@ -17,9 +17,10 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
@@ -29,6 +30,9 @@ from slowave_graph.bench import synthetic
 from slowave_graph.bench.metrics import percentiles
 from slowave_graph.bench.servers import server_fleet
 from slowave_graph.config import Settings
+
+if TYPE_CHECKING:
+    from slowave_graph.operator.bulk import BulkRecord
 
 
 def ms(seconds: list[float]) -> dict[str, float]:
@@ -48,6 +52,7 @@ class LoadOptions:
     port: int = 8799
     sequential_remembers: int = 200
     prefix: str = "load"
+    fill_vectors: str = "exact"  # or "derived" (bench.derived): the 1M figures use derived vectors
 
 
 # ------------------------------------------------------------------ fill
@@ -58,22 +63,102 @@ async def scope_sizes(app: App, scopes: list[str]) -> dict[str, int]:
     return {r["scope"]: int(r["memories"]) for r in rows}
 
 
-async def fill(app: App, total: int, seed: int, prefix: str, progress: bool = True) -> dict[str, Any]:
-    """Tops the benchmark scopes up to ``total`` memories (idempotent: counts what is there)."""
-    from slowave_graph.operator.bulk import import_memories
+FILL_VECTORS = ("exact", "derived")
 
+
+class _LogProgress:
+    """Progress as a log line every ``every`` memories (a fill running under nohup has no tty)."""
+
+    def __init__(self, total: int, every: int = 50_000) -> None:
+        self.total, self.every, self.done, self.next = total, every, 0, every
+        self.started = time.perf_counter()
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        if self.done >= self.next or self.done == self.total:
+            seconds = time.perf_counter() - self.started
+            print(
+                f"fill: {self.done:,}/{self.total:,} memories, {self.done / seconds:.0f}/s",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.next += self.every
+
+    def close(self) -> None:
+        return None
+
+
+async def _derived_records(
+    derived: Any, todo: list[tuple[synthetic.ScopePlan, int]], seed: int, chunk: int = 500
+) -> AsyncIterator[BulkRecord]:
+    from slowave_graph.operator.bulk import BulkRecord
+
+    pending: list[synthetic.SyntheticMemory] = []
+
+    async def flush() -> list[BulkRecord]:
+        vectors = await derived.vectors(pending)
+        return [
+            BulkRecord(scope=m.scope, content=m.content, type=m.type, embedding=v)
+            for m, v in zip(pending, vectors, strict=True)
+        ]
+
+    for plan, start in todo:
+        for memory in synthetic.synthetic_memories(plan, seed, start):
+            pending.append(memory)
+            if len(pending) >= chunk:
+                for record in await flush():
+                    yield record
+                pending = []
+    if pending:
+        for record in await flush():
+            yield record
+
+
+async def fill(
+    app: App, total: int, seed: int, prefix: str, progress: bool = True, vectors: str = "exact"
+) -> dict[str, Any]:
+    """Tops the benchmark scopes up to ``total`` memories (idempotent: counts what is there).
+
+    ``vectors``: "exact" embeds every text (what a real import does); "derived" gives each memory
+    a vector derived from cached sentence embeddings (``bench.derived``: fast enough for 1M)."""
+    from slowave_graph.bench.derived import SIGMA, DerivedVectors, expected_cosine
+    from slowave_graph.operator.bulk import import_memories
+    from slowave_graph.operator.progress import Progress, bar
+
+    if vectors not in FILL_VECTORS:
+        raise ValueError(f"fill vectors must be one of {', '.join(FILL_VECTORS)}")
     plans = synthetic.scope_plan(total, prefix)
     have = await scope_sizes(app, [p.scope for p in plans])
-    records = [rec for p in plans for rec in synthetic.memories(p, seed, start=have.get(p.scope, 0))]
+    todo = [(p, have.get(p.scope, 0)) for p in plans if have.get(p.scope, 0) < p.size]
+    count = sum(p.size - start for p, start in todo)
+    derived = DerivedVectors(app.embedder, seed)
     started = time.perf_counter()
-    if records:
-        await import_memories(app, records, progress=progress and sys.stderr.isatty())
+    if count:
+        records: Any = (
+            [rec for p, start in todo for rec in synthetic.memories(p, seed, start=start)]
+            if vectors == "exact"
+            else _derived_records(derived, todo, seed)
+        )
+        tty = progress and sys.stderr.isatty()
+        with bar(count, f"fill {total:,}", unit="memories", enabled=tty) as shown:
+            meter: Progress = shown if tty else _LogProgress(count)
+            await import_memories(app, records, progress=meter)
     seconds = time.perf_counter() - started
     return {
         "total": total,
-        "added": len(records),
+        "added": count,
         "seconds": round(seconds, 2),
-        "per_second": round(len(records) / seconds, 1) if records and seconds > 0 else None,
+        "per_second": round(count / seconds, 1) if count and seconds > 0 else None,
+        "vectors": vectors,
+        **(
+            {
+                "sigma": SIGMA,
+                "expected_cosine_to_base": round(expected_cosine(app.embedder.dimension), 4),
+                "sentences_embedded": derived.embedded,
+            }
+            if vectors == "derived"
+            else {}
+        ),
         "scopes": len(plans),
         "largest_scope": max(p.size for p in plans),
         "smallest_scope": min(p.size for p in plans),
@@ -319,7 +404,14 @@ async def floor(app: App, scope: str, samples: int = 200) -> dict[str, Any]:
 # ------------------------------------------------------------------ the run
 
 
-async def run(app: App, options: LoadOptions, progress: bool = True) -> dict[str, Any]:
+async def run(
+    app: App,
+    options: LoadOptions,
+    progress: bool = True,
+    checkpoint: Callable[[dict[str, Any]], object] | None = None,
+) -> dict[str, Any]:
+    """Every size in turn; ``checkpoint`` gets the results so far after each size (a long run
+    that is stopped keeps what it measured)."""
     settings = app.settings
     token = settings.auth_token.get_secret_value() if settings.auth_token else None
     headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -336,10 +428,11 @@ async def run(app: App, options: LoadOptions, progress: bool = True) -> dict[str
         "neo4j": app.db.server.version if app.db.server else None,
         "cpus": os.cpu_count(),
         "lifecycles_per_client": options.lifecycles,
+        "fill_vectors": options.fill_vectors,
         "sizes": [],
     }
     for size in sorted(options.sizes):
-        filled = await fill(app, size, options.seed, options.prefix, progress)
+        filled = await fill(app, size, options.seed, options.prefix, progress, options.fill_vectors)
         plans = synthetic.scope_plan(size, options.prefix)
         entry: dict[str, Any] = {"size": size, "fill": filled, "phases": []}
         logs = Path(tempfile.mkdtemp(prefix="slowave-load-"))
@@ -360,4 +453,6 @@ async def run(app: App, options: LoadOptions, progress: bool = True) -> dict[str
             )
         entry["floor"] = await floor(app, plans[0].scope)
         results["sizes"].append(entry)
+        if checkpoint is not None:
+            checkpoint(results)
     return results

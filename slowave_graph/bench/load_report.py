@@ -22,6 +22,16 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "Client-side latency over MCP streamable HTTP (ms), embedding included.",
         "",
+        *(
+            [
+                "Filled with derived vectors (`--fill-vectors derived`): cached sentence embeddings "
+                "plus seeded noise per memory (see `slowave_graph/bench/derived.py`); queries are "
+                "embedded for real.",
+                "",
+            ]
+            if result.get("fill_vectors") == "derived"
+            else []
+        ),
         "| memories | clients | tool | p50 | p95 | p99 | server: embed / neo4j / python (mean) | Neo4j tx |",
         "|---:|---:|---|---:|---:|---:|---|---:|",
     ]

@@ -139,24 +139,54 @@ def _fill(template: str, rng: random.Random) -> str:
     )
 
 
-def memory_text(rng: random.Random) -> tuple[str, str]:
-    """(type, content): one claim, sometimes followed by up to six sentences of detail."""
+def memory_parts(rng: random.Random) -> tuple[str, list[str]]:
+    """(type, sentences): one claim, sometimes followed by up to six sentences of detail."""
     kind = rng.choice(TYPES)
-    text = _fill(rng.choice(TEMPLATES[kind]), rng)
+    claim = _fill(rng.choice(TEMPLATES[kind]), rng)
     extra = rng.choices([0, 1, 2, 4, 6], weights=[45, 25, 15, 10, 5])[0]
-    if extra:
-        text += " " + " ".join(rng.sample(DETAILS, extra))
-    return kind, text
+    return kind, [claim, *(rng.sample(DETAILS, extra) if extra else [])]
+
+
+def memory_text(rng: random.Random) -> tuple[str, str]:
+    """(type, content): the sentences of ``memory_parts`` as one text."""
+    kind, sentences = memory_parts(rng)
+    return kind, " ".join(sentences)
+
+
+@dataclass(frozen=True)
+class SyntheticMemory:
+    scope: str
+    index: int  # position in its scope: the serial number of its content
+    type: str
+    sentences: list[str]  # the claim, then its detail sentences
+
+    @property
+    def text(self) -> str:
+        """The content without the serial number (what repeats across records)."""
+        return " ".join(self.sentences)
+
+    @property
+    def content(self) -> str:
+        # A serial number keeps near-identical claims distinct (remember de-duplicates exact text).
+        return f"{self.text} (note {self.index})"
+
+    def record(self) -> dict[str, str]:
+        return {"scope": self.scope, "type": self.type, "content": self.content}
+
+
+def synthetic_memories(plan: ScopePlan, seed: int, start: int = 0) -> Iterator[SyntheticMemory]:
+    """The memories of a scope in order; ``start`` skips already-filled ones (same texts)."""
+    rng = random.Random(f"{seed}:{plan.scope}")
+    for index in range(plan.size):
+        kind, sentences = memory_parts(rng)
+        if index >= start:
+            yield SyntheticMemory(plan.scope, index, kind, sentences)
 
 
 def memories(plan: ScopePlan, seed: int, start: int = 0) -> Iterator[dict[str, str]]:
     """Records for bulk import: ``{"scope", "content", "type"}``; ``start`` skips already-filled ones."""
-    rng = random.Random(f"{seed}:{plan.scope}")
-    for index in range(plan.size):
-        kind, content = memory_text(rng)
-        if index >= start:
-            # A serial number keeps near-identical claims distinct (remember de-duplicates exact text).
-            yield {"scope": plan.scope, "type": kind, "content": f"{content} (note {index})"}
+    for memory in synthetic_memories(plan, seed, start):
+        yield memory.record()
 
 
 def question(rng: random.Random) -> str:
