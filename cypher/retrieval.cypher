@@ -74,26 +74,54 @@ RETURN m.id AS id, score AS bm25,
        m.salience AS salience, m.integration AS integration,
        m.integration_version AS integration_version;
 
-// name: memory_neighbours
-// Episodic context of candidates: memories recorded right before or after them in a session
-// (NEXT), active and in the scope, with their best cosine to the cues. Retrieval lets a strong
-// neighbour lift a candidate's rank (the answer often sits next to the turn that names the topic).
-UNWIND $ids AS id
-MATCH (m:Memory {id: id})-[:NEXT]-(n:Memory)
-WHERE n.status = 'active' AND n.scope = $scope
-RETURN id, n.id AS neighbour,
-       reduce(best = -1.0, e IN $embeddings |
-              CASE WHEN 2 * vector.similarity.cosine(n.embedding, e) - 1 > best
-                   THEN 2 * vector.similarity.cosine(n.embedding, e) - 1 ELSE best END) AS cosine;
+// name: candidate_context
+// What the graph says around the candidates, in one round trip:
+// - neighbours: the episodic context of the best candidates ($context_ids) — memories recorded
+//   right before or after them in a session (NEXT), active and in the scope, with their best
+//   cosine to the cues. Retrieval lets a strong neighbour lift a candidate's rank (the answer
+//   often sits next to the turn that names the topic) and admit it at a lower floor.
+// - associations: memories linked by learned ASSOCIATED edges to any candidate ($pool_ids), same
+//   scope, active, each with the links whose decayed strength (half-life $half_life_days since
+//   the edge was last reinforced) reaches $min_strength. Associated hits hang off *admitted*
+//   direct hits, which are a subset of the pool not known until the neighbours are ranked; the
+//   caller keeps the links of admitted seeds — so one read replaces two dependent ones.
+// Each cosine is computed once per (memory, cue): vector.similarity.cosine reads the stored
+// vector, which dominates this statement's cost.
+CALL () {
+  UNWIND $context_ids AS id
+  MATCH (:Memory {id: id})-[:NEXT]-(n:Memory)
+  WHERE n.status = 'active' AND n.scope = $scope
+  WITH id, n, [e IN $embeddings | vector.similarity.cosine(n.embedding, e)] AS similarities
+  // vector.similarity.cosine reports (1 + cosine) / 2 in [0, 1], so no cue at all gives -1
+  RETURN collect({
+    id: id, neighbour: n.id,
+    cosine: 2 * reduce(best = 0.0, s IN similarities | CASE WHEN s > best THEN s ELSE best END) - 1
+  }) AS neighbours
+}
+CALL () {
+  UNWIND $pool_ids AS seed_id
+  MATCH (:Memory {id: seed_id})-[a:ASSOCIATED]-(m:Memory)
+  WHERE m.scope = $scope AND m.status = 'active'
+  WITH m, seed_id,
+       a.weight * 0.5 ^ (duration.inSeconds(a.updated_at, $now).seconds / 86400.0 / $half_life_days)
+         AS strength
+  WHERE strength >= $min_strength
+  WITH m, collect({seed: seed_id, strength: strength}) AS links
+  RETURN collect({
+    id: m.id, links: links, content: m.content, type: m.type, salience: m.salience,
+    integration: m.integration, integration_version: m.integration_version
+  }) AS associations
+}
+RETURN neighbours, associations;
 
 // name: experience
 // What feedback on earlier, similar questions of this scope learned: the effective accepted
 // assessments of the most similar past retrievals that received feedback (exact cosine over the
 // scope's learned retrievals, (scope, learned) index), for memories that are still active.
 MATCH (r:Retrieval {scope: $scope, learned: true})
-WITH r, reduce(best = -1.0, e IN $embeddings |
-                CASE WHEN 2 * vector.similarity.cosine(r.query_embedding, e) - 1 > best
-                     THEN 2 * vector.similarity.cosine(r.query_embedding, e) - 1 ELSE best END) AS similarity
+WITH r, [e IN $embeddings | vector.similarity.cosine(r.query_embedding, e)] AS similarities
+WITH r, 2 * reduce(best = 0.0, s IN similarities | CASE WHEN s > best THEN s ELSE best END) - 1
+        AS similarity
 WHERE similarity >= $min_similarity
 WITH r, similarity ORDER BY similarity DESC LIMIT $k
 MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
@@ -103,21 +131,6 @@ RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
        [e IN $embeddings | 2 * vector.similarity.cosine(m.embedding, e) - 1] AS similarities,
        m.content AS content, m.type AS type, m.salience AS salience,
        m.integration AS integration, m.integration_version AS integration_version;
-
-// name: associated_search
-// Memories linked to admitted direct hits by learned ASSOCIATED edges, same scope, active.
-// Edge weight decays with the time since it was last reinforced (half-life $half_life_days).
-UNWIND $seed_ids AS seed_id
-MATCH (seed:Memory {id: seed_id})-[a:ASSOCIATED]-(m:Memory)
-WHERE m.scope = $scope AND m.status = 'active' AND NOT m.id IN $seed_ids
-WITH m, a.weight * 0.5 ^ (duration.inSeconds(a.updated_at, $now).seconds / 86400.0 / $half_life_days)
-        AS strength
-WITH m, max(strength) AS strength
-WHERE strength >= $min_strength
-RETURN m.id AS id, strength, m.content AS content, m.type AS type, m.salience AS salience,
-       m.integration AS integration, m.integration_version AS integration_version
-ORDER BY strength DESC, id
-LIMIT $k;
 
 // name: create_retrieval
 // Freezes a retrieval of an open session: the ordered catalog (ids + pathways; pages are cut from

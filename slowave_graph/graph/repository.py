@@ -61,6 +61,12 @@ class SearchRows:
     truncated: bool  # some search returned as many rows as it was allowed to
 
 
+@dataclass(frozen=True)
+class CandidateContext:
+    neighbours: list[dict[str, Any]]  # {id, neighbour, cosine}
+    associations: list[dict[str, Any]]  # {id, links: [{seed, strength}], content, type, …}
+
+
 VectorStrategy = Literal["auto", "filtered", "overfetch", "scan"]
 
 
@@ -346,13 +352,32 @@ class GraphRepository:
                 return found, _any_query_full(found, len(embeddings), k) or (short and not exhausted)
             fetch = min(total, OVERFETCH_MAX, fetch * 4)
 
-    async def neighbours(
-        self, *, scope: str, ids: list[str], embeddings: list[list[float]]
-    ) -> list[dict[str, Any]]:
-        """Memories recorded next to the given ones (NEXT), with their best cosine to the cues."""
-        if not ids:
-            return []
-        return await self.db.run_read("memory_neighbours", ids=ids, scope=scope, embeddings=embeddings)
+    async def candidate_context(
+        self,
+        *,
+        scope: str,
+        context_ids: list[str],
+        pool_ids: list[str],
+        embeddings: list[list[float]],
+        now: datetime,
+        min_strength: float,
+        half_life_days: float,
+    ) -> CandidateContext:
+        """Episodic neighbours of the best candidates and learned associations of all of them,
+        in one read (see candidate_context in retrieval.cypher)."""
+        if not pool_ids:
+            return CandidateContext([], [])
+        found = await self.db.run_read(
+            "candidate_context",
+            scope=scope,
+            context_ids=context_ids,
+            pool_ids=pool_ids,
+            embeddings=embeddings,
+            now=now,
+            min_strength=min_strength,
+            half_life_days=half_life_days,
+        )
+        return CandidateContext(list(found[0]["neighbours"]), list(found[0]["associations"]))
 
     async def experience(
         self, *, scope: str, embeddings: list[list[float]], min_similarity: float, k: int
@@ -360,28 +385,6 @@ class GraphRepository:
         """Effective assessments from the past retrievals of this scope most similar to the cues."""
         return await self.db.run_read(
             "experience", scope=scope, embeddings=embeddings, min_similarity=min_similarity, k=k
-        )
-
-    async def search_associated(
-        self,
-        *,
-        scope: str,
-        seed_ids: list[str],
-        now: datetime,
-        min_strength: float,
-        half_life_days: float,
-        k: int,
-    ) -> list[dict[str, Any]]:
-        if not seed_ids:
-            return []
-        return await self.db.run_read(
-            "associated_search",
-            scope=scope,
-            seed_ids=seed_ids,
-            now=now,
-            min_strength=min_strength,
-            half_life_days=half_life_days,
-            k=k,
         )
 
     # ------------------------------------------------------------------ feedback

@@ -92,6 +92,18 @@ class Catalog:
         }
 
 
+def associations_of(rows: list[dict[str, Any]], seeds: set[str], k: int) -> list[dict[str, Any]]:
+    """Associated-hit rows of the admitted direct hits: a memory's strength is its strongest link
+    to a seed; seeds themselves are not associated hits; the k strongest, ties by id."""
+    out = []
+    for row in rows:
+        strengths = [float(link["strength"]) for link in row["links"] if link["seed"] in seeds]
+        if strengths and row["id"] not in seeds:
+            out.append({**row, "strength": max(strengths)})
+    out.sort(key=lambda r: (-r["strength"], str(r["id"])))
+    return out[:k]
+
+
 def memory_item(cand: Candidate) -> MemoryItem:
     return MemoryItem(
         memory_id=cand.id,
@@ -200,20 +212,21 @@ class Retriever:
         )
         cue_terms = [text.query_terms(cue) for cue in cues.texts]
         pool = merge_candidates(found.vector, [*found.fulltext, *learned_rows])
-        neighbours = await self.repo.neighbours(
-            scope=scope, ids=fused_order(pool, self.policy)[: self.policy.context_k], embeddings=embeddings
-        )
-        learned = experience_scores(learned_rows, self.policy)
-        direct = admit_direct(pool, cue_terms, neighbours, self.policy, learned)
-        associated_rows = await self.repo.search_associated(
+        around = await self.repo.candidate_context(
             scope=scope,
-            seed_ids=[c.id for c in direct],
+            context_ids=fused_order(pool, self.policy)[: self.policy.context_k],
+            pool_ids=list(pool),
+            embeddings=embeddings,
             now=self.clock(),
             min_strength=self.policy.associated_min_strength,
             half_life_days=self.policy.association_half_life_days,
-            k=self.policy.associated_max,
         )
-        associated = order_associated(associated_rows, exclude={c.id for c in direct})
+        learned = experience_scores(learned_rows, self.policy)
+        direct = admit_direct(pool, cue_terms, around.neighbours, self.policy, learned)
+        seeds = {c.id for c in direct}
+        associated = order_associated(
+            associations_of(around.associations, seeds, self.policy.associated_max), exclude=set(seeds)
+        )
         procedures = rank_procedures(procedure_rows, self.policy)
         return Catalog(
             direct + associated, procedures, found.truncated, page_size, embeddings[0] if embeddings else None
