@@ -55,6 +55,15 @@ class FeedbackWrite:
 
 
 @dataclass(frozen=True)
+class FeedbackDecision:
+    """What a feedback call writes, decided against the retrieval it names."""
+
+    events: list[dict[str, Any]]
+    retire: list[dict[str, Any]]
+    declare_complete: bool
+
+
+@dataclass(frozen=True)
 class SearchRows:
     vector: list[dict[str, Any]]
     fulltext: list[dict[str, Any]]
@@ -388,62 +397,78 @@ class GraphRepository:
         )
 
     # ------------------------------------------------------------------ feedback
-    async def feedback_context(
-        self, retrieval_id: str, memory_ids: list[str], procedure_ids: list[str]
-    ) -> dict[str, Any] | None:
-        found = await self.db.run_read(
-            "feedback_context", retrieval_id=retrieval_id, memory_ids=memory_ids, procedure_ids=procedure_ids
-        )
-        return found[0] if found else None
-
     async def record_feedback(
         self,
         *,
         retrieval_id: str,
-        events: list[dict[str, Any]],
-        retire: list[dict[str, Any]],
+        named_memory_ids: list[str],
+        named_procedure_ids: list[str],
+        decide: Callable[[dict[str, Any] | None], FeedbackDecision],
         retrieval_quality: str | None,
         missing: list[str] | None,
-        declare_complete: bool,
         client_name: str | None,
         client_version: str | None,
         now: datetime,
     ) -> FeedbackWrite:
-        """One transaction: the ledger events, retirements, recomputed learning, coverage."""
+        """One transaction: read what the retrieval exposed and which named targets exist
+        (``feedback_context``), let ``decide`` judge the entries against it (pure; it may raise to
+        refuse the call), then write the ledger events, retirements, recomputed learning and
+        coverage. Checking and writing together means the check holds for what is written."""
+
+        async def work(tx: AsyncManagedTransaction) -> FeedbackWrite:
+            found = await rows(
+                tx, self.db.q("feedback_context"), retrieval_id=retrieval_id, memory_ids=named_memory_ids,
+                procedure_ids=named_procedure_ids,
+            )  # fmt: skip
+            decision = decide(found[0] if found else None)
+            return await self._write_feedback(
+                tx, retrieval_id, decision, retrieval_quality, missing, client_name, client_version, now
+            )
+
+        return await self.db.write(work)
+
+    async def _write_feedback(
+        self,
+        tx: AsyncManagedTransaction,
+        retrieval_id: str,
+        decision: FeedbackDecision,
+        retrieval_quality: str | None,
+        missing: list[str] | None,
+        client_name: str | None,
+        client_version: str | None,
+        now: datetime,
+    ) -> FeedbackWrite:
+        events, retire = decision.events, decision.retire
         # learning is recomputed only where an accepted assessment can have changed it
         accepted = [e for e in events if e["properties"]["status"] == "accepted"]
         memory_ids = sorted({e["target_id"] for e in accepted if e["target_kind"] == "memory"})
         procedure_ids = sorted({e["target_id"] for e in accepted if e["target_kind"] == "procedure"})
 
-        async def work(tx: AsyncManagedTransaction) -> FeedbackWrite:
-            recorded: list[dict[str, Any]] = []
-            if events:
-                recorded = await rows(
-                    tx, self.db.q("record_assessments"), retrieval_id=retrieval_id, events=events, now=now,
-                    client_name=client_name, client_version=client_version,
-                )  # fmt: skip
-            event_ids = {int(r["index"]): str(r["event_id"]) for r in recorded}
-            retired: list[str] = []
-            if retire:
-                items = [{**item, "event_id": event_ids.get(item["index"])} for item in retire]
-                retired = [
-                    r["memory_id"]
-                    for r in await rows(tx, self.db.q("retire_memories"), retire=items, now=now)
-                ]
-            learning: list[dict[str, Any]] = []
-            if memory_ids:
-                learning = await rows(tx, self.db.q("recompute_memory_learning"), memory_ids=memory_ids)
-                await rows(tx, self.db.q("recompute_co_use"), retrieval_id=retrieval_id, now=now)
-            if procedure_ids:
-                await rows(tx, self.db.q("recompute_procedure_tallies"), procedure_ids=procedure_ids)
-            coverage = await rows(
-                tx, self.db.q("update_retrieval_feedback"), retrieval_id=retrieval_id, now=now,
-                retrieval_quality=retrieval_quality, missing=missing, declare_complete=declare_complete,
-                learned=bool(memory_ids),
+        recorded: list[dict[str, Any]] = []
+        if events:
+            recorded = await rows(
+                tx, self.db.q("record_assessments"), retrieval_id=retrieval_id, events=events, now=now,
+                client_name=client_name, client_version=client_version,
             )  # fmt: skip
-            return FeedbackWrite(recorded, retired, learning, coverage[0])
-
-        return await self.db.write(work)
+        event_ids = {int(r["index"]): str(r["event_id"]) for r in recorded}
+        retired: list[str] = []
+        if retire:
+            items = [{**item, "event_id": event_ids.get(item["index"])} for item in retire]
+            retired = [
+                r["memory_id"] for r in await rows(tx, self.db.q("retire_memories"), retire=items, now=now)
+            ]
+        learning: list[dict[str, Any]] = []
+        if memory_ids:
+            learning = await rows(tx, self.db.q("recompute_memory_learning"), memory_ids=memory_ids)
+            await rows(tx, self.db.q("recompute_co_use"), retrieval_id=retrieval_id, now=now)
+        if procedure_ids:
+            await rows(tx, self.db.q("recompute_procedure_tallies"), procedure_ids=procedure_ids)
+        coverage = await rows(
+            tx, self.db.q("update_retrieval_feedback"), retrieval_id=retrieval_id, now=now,
+            retrieval_quality=retrieval_quality, missing=missing, declare_complete=decision.declare_complete,
+            learned=bool(memory_ids),
+        )  # fmt: skip
+        return FeedbackWrite(recorded, retired, learning, coverage[0])
 
     # ------------------------------------------------------------------ commit
     async def session_for_commit(self, session_id: str) -> dict[str, Any] | None:

@@ -28,7 +28,7 @@ from slowave_graph.contract.feedback import (
 )
 from slowave_graph.errors import ServiceError, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
-from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.graph.repository import FeedbackDecision, GraphRepository
 from slowave_graph.services.context import ClientInfo, utcnow
 
 NEUTRAL_MEMORY = {"not_used", "unassessable", "irrelevant", "already_known"}
@@ -224,24 +224,30 @@ class FeedbackService:
             m.replacement_memory_id for m in item.memory_feedback if m.replacement_memory_id
         ]
         procedure_ids = [p.procedure_id for p in item.procedure_feedback]
-        ctx = await self.repo.feedback_context(item.retrieval_id, memory_ids, procedure_ids)
-        if ctx is None:
-            raise ServiceError(
-                ErrorCode.not_found, f"unknown retrieval_id {item.retrieval_id!r}", retryable=False
-            )
-        plan = plan_item(item, ctx)
-        declare = item.coverage == "complete" and not plan.rejections
+        planned: list[_Plan] = []
+
+        def decide(ctx: dict[str, Any] | None) -> FeedbackDecision:
+            if ctx is None:
+                raise ServiceError(
+                    ErrorCode.not_found, f"unknown retrieval_id {item.retrieval_id!r}", retryable=False
+                )
+            plan = plan_item(item, ctx)
+            planned[:] = [plan]  # a retried transaction decides again
+            declare = item.coverage == "complete" and not plan.rejections
+            return FeedbackDecision(plan.events, plan.retire, declare)
+
         written = await self.repo.record_feedback(
             retrieval_id=item.retrieval_id,
-            events=plan.events,
-            retire=plan.retire,
+            named_memory_ids=memory_ids,
+            named_procedure_ids=procedure_ids,
+            decide=decide,
             retrieval_quality=item.retrieval_quality,
             missing=item.missing,
-            declare_complete=declare,
             client_name=client.name,
             client_version=client.version,
             now=self.clock(),
         )
+        plan = planned[0]
         coverage = written.coverage
         rejected = list(plan.rejections)
         # complete is achieved when a complete declaration covers every exposure (now or earlier);
