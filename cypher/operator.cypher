@@ -263,6 +263,64 @@ CALL (row, a, b) {
 }
 RETURN count(*) AS relationships;
 
+// name: bulk_remember_memories
+// remember_memories for a whole bulk-import batch in one statement, however many scopes it
+// spans: the same nodes, properties, edges, ids and duplicate handling (keep the two in step).
+// Items come grouped by scope, each with its scope, scope_token and session_id, index = its
+// position in the batch. The counters are bumped once per batch (event by the batch size,
+// memory by the memories created) under their write locks, so ids are handed out exactly as
+// per-scope remember_memories calls in the same order would hand them out. NEXT chains each
+// session from its last memory through its items in order. Returns counts, not a row per item:
+// the driver's per-record cost was a good share of an import's client time.
+MERGE (ec:Counter {name: 'event'}) ON CREATE SET ec.value = 0
+SET ec.value = ec.value + size($items)
+WITH ec.value - size($items) AS event_base
+UNWIND $items AS item
+MATCH (ses:Session {id: item.session_id})
+MATCH (scope:Scope {id: item.scope})
+CREATE (e:Event {
+  id: 'evt_' + toString(event_base + item.index + 1), type: 'remember', content: item.content,
+  memory_type: item.type, scope: item.scope, session_id: item.session_id, recorded_at: $now,
+  occurred_at: item.occurred_at, client_name: $client_name, client_version: $client_version
+})
+CREATE (ses)-[:RECORDED]->(e)
+MERGE (m:Memory {active_key: item.active_key})
+  ON CREATE SET m.origin_event_id = e.id
+  ON MATCH SET m.reinforced_count = coalesce(m.reinforced_count, 0) + 1, m.last_reinforced_at = $now
+CREATE (m)-[:DERIVED_FROM]->(e)
+WITH collect({item: item, scope: scope, m: m, created: m.origin_event_id = e.id}) AS written
+WITH written, [w IN written WHERE w.created] AS fresh
+MERGE (mc:Counter {name: 'memory'}) ON CREATE SET mc.value = 0
+SET mc.value = mc.value + size(fresh)
+WITH written, fresh, mc.value - size(fresh) AS memory_base
+CALL (fresh, memory_base) {
+  UNWIND range(0, size(fresh) - 1) AS i
+  WITH fresh[i].scope AS scope, fresh[i].m AS m, fresh[i].item AS item, memory_base + i + 1 AS n
+  SET m.id = 'sch_' + toString(n), m.content = item.content, m.type = item.type,
+      m.status = 'active', m.scope = item.scope, m.scope_token = item.scope_token,
+      m.embedding = item.embedding, m.content_hash = item.content_hash,
+      m.salience = 0.5, m.confidence = 0.5, m.reinforced_count = 0,
+      m.created_at = $now, m.occurred_at = item.occurred_at,
+      m.integration = $client_name, m.integration_version = $client_version
+  CREATE (m)-[:IN_SCOPE]->(scope)
+}
+CALL (written) {
+  UNWIND $sessions AS session_id
+  MATCH (ses:Session {id: session_id})
+  OPTIONAL MATCH (last:Memory {id: ses.last_memory_id})
+  WITH [x IN [last] WHERE x IS NOT NULL] + [w IN written WHERE w.item.session_id = session_id | w.m]
+       AS chain
+  UNWIND range(1, size(chain) - 1) AS i
+  WITH chain[i - 1] AS a, chain[i] AS b WHERE a <> b
+  MERGE (a)-[:NEXT]->(b)
+}
+CALL (written) {
+  UNWIND $sessions AS session_id
+  MATCH (ses:Session {id: session_id})
+  SET ses.last_memory_id = [w IN written WHERE w.item.session_id = session_id][-1].m.id
+}
+RETURN size(written) AS written, size([w IN written WHERE w.created]) AS created;
+
 // name: bulk_close_session
 // Ends the session a bulk import wrote its memories under (opened with open_session, like an
 // activate): outcome success, end_reason import, how many records it took in.
