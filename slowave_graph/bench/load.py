@@ -447,6 +447,8 @@ async def run(
                 phase["server"] = server_split["tools"]
                 phase["server_rss_mb"] = rss_mb(server.proc.pid)
                 phase["neo4j_rss_mb"] = rss_mb(neo4j_pid(bolt_port))
+                # a shared machine's other work shows in every latency: keep it beside them
+                phase["loadavg_1m"] = round(os.getloadavg()[0], 2)
                 entry["phases"].append(phase)
             entry["sequential_remember"] = await sequential_remembers(
                 url, headers, plans[-1].scope, options.sequential_remembers

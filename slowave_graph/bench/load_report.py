@@ -50,15 +50,15 @@ def markdown(result: dict[str, Any]) -> str:
                 )
     lines += [
         "",
-        "| memories | clients | calls/s | lifecycles/s | errors | server RSS MB | Neo4j RSS MB |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| memories | clients | calls/s | lifecycles/s | errors | server RSS MB | Neo4j RSS MB | load avg |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for entry in result["sizes"]:
         for phase in entry["phases"]:
             lines.append(
                 f"| {entry['size']:,} | {phase['clients']} | {phase['calls_per_second']} | "
                 f"{phase['lifecycles_per_second']} | {phase['error_count']} | {phase['server_rss_mb']} | "
-                f"{phase['neo4j_rss_mb']} |"
+                f"{phase['neo4j_rss_mb']} | {phase.get('loadavg_1m', '')} |"
             )
     lines += [
         "",
