@@ -10,13 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j import AsyncDriver, AsyncGraphDatabase, AsyncManagedTransaction, Bookmarks, Driver, GraphDatabase
+from neo4j import (
+    AsyncDriver,
+    AsyncGraphDatabase,
+    AsyncManagedTransaction,
+    Bookmarks,
+    Driver,
+    GraphDatabase,
+    ManagedTransaction,
+    Record,
+)
 from neo4j.exceptions import ConnectionAcquisitionTimeoutError, DriverError, IncompleteCommit, Neo4jError
 from tenacity import (
     AsyncRetrying,
@@ -181,6 +191,9 @@ class Database:
         try:
             async for attempt in self._retrying():
                 with attempt, measure("neo4j"):
+                    if access == neo4j.WRITE_ACCESS and self.sync_driver is not None and self._readers:
+                        loop = asyncio.get_running_loop()
+                        return await loop.run_in_executor(self._readers, self._sync_write, work)
                     async with self.driver.session(
                         database=self.database, bookmark_manager=self._bookmarks
                     ) as session:
@@ -192,6 +205,22 @@ class Database:
                 raise _unavailable(exc) from exc
             raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _sync_write(self, work: Work[T]) -> T:
+        """A write transaction on the sync driver (runs in a pool thread). The transaction function
+        is the same async one the async driver runs: its statements complete synchronously here,
+        so it is driven to completion on this thread's own event loop."""
+        assert self.sync_driver is not None
+        loop = _thread_loop()
+
+        def in_transaction(tx: ManagedTransaction) -> T:
+            # SyncTransaction has the awaitable face of AsyncManagedTransaction that work expects
+            return loop.run_until_complete(work(SyncTransaction(tx)))  # type: ignore[arg-type]
+
+        with self.sync_driver.session(
+            database=self.database, bookmark_manager=self._sync_bookmarks
+        ) as session:
+            return session.execute_write(in_transaction)
 
     async def _autocommit(self, access: str, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         """One statement as an auto-commit transaction: RUN and PULL in a single round trip.
@@ -210,7 +239,7 @@ class Database:
                     async with self.driver.session(
                         database=self.database, bookmark_manager=self._bookmarks, default_access_mode=access
                     ) as session:
-                        result = await session.run(self.q(name), params)
+                        result = await session.run(self.q(name), unlogged(params))
                         return [record.data() async for record in result]
         except Exception as exc:
             if is_unavailable(exc):
@@ -224,7 +253,7 @@ class Database:
         with self.sync_driver.session(
             database=self.database, bookmark_manager=self._sync_bookmarks, default_access_mode=access
         ) as session:
-            return [record.data() for record in session.run(self.q(name), params)]
+            return [record.data() for record in session.run(self.q(name), unlogged(params))]
 
     async def read(self, work: Work[T]) -> T:
         return await self._run(neo4j.READ_ACCESS, work)
@@ -260,6 +289,54 @@ class Database:
             raise
 
 
+class UnloggedList(list[Any]):
+    """A list parameter with a short repr. The driver (neo4j 6.1) formats every RUN's parameters
+    for its debug log before the log level is checked (``" ".join(map(repr, fields))``): for a
+    statement carrying three 384-d query vectors that is ~1-2 ms of CPU, on every statement."""
+
+    def __repr__(self) -> str:
+        return f"<list of {len(self)}>"
+
+
+def unlogged(params: dict[str, Any]) -> dict[str, Any]:
+    """Top-level list parameters wrapped in UnloggedList, unless the driver's debug log is on."""
+    if _driver_log.isEnabledFor(logging.DEBUG):
+        return params
+    return {k: UnloggedList(v) if type(v) is list else v for k, v in params.items()}
+
+
+_driver_log = logging.getLogger("neo4j")
+_threads = threading.local()
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    """This pool thread's private event loop (created once per thread)."""
+    loop: asyncio.AbstractEventLoop | None = getattr(_threads, "loop", None)
+    if loop is None:
+        loop = _threads.loop = asyncio.new_event_loop()
+    return loop
+
+
+class SyncTransaction:
+    """A sync driver's managed transaction behind AsyncManagedTransaction's ``await tx.run(…)`` /
+    ``async for record in result``: each statement runs to completion when awaited."""
+
+    def __init__(self, tx: ManagedTransaction) -> None:
+        self._tx = tx
+
+    async def run(self, query: str, parameters: dict[str, Any] | None = None, **kwargs: Any) -> _Records:
+        return _Records(list(self._tx.run(query, unlogged(parameters or {}), **kwargs)))
+
+
+class _Records:
+    def __init__(self, records: list[Record]) -> None:
+        self._records = records
+
+    async def __aiter__(self) -> AsyncIterator[Record]:
+        for record in self._records:
+            yield record
+
+
 def _unavailable(exc: Exception) -> DatabaseUnavailable:
     """What a caller sees once retries for transient trouble are spent."""
     log.warning("Neo4j unavailable after retries: %s", exc)
@@ -268,5 +345,5 @@ def _unavailable(exc: Exception) -> DatabaseUnavailable:
 
 async def rows(tx: AsyncManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
     """All records of one statement inside a transaction function, as dicts."""
-    result = await tx.run(statement, params)
+    result = await tx.run(statement, unlogged(params))
     return [record.data() async for record in result]
