@@ -391,3 +391,7 @@ RETURN e.model AS model, e.dimension AS dimension;
 // name: drop_vector_index
 // The memory vector index is rebuilt at a new dimension by the schema code after re-embedding.
 DROP INDEX memory_embedding IF EXISTS;
+
+// name: drop_retrieval_vector_index
+// Likewise the vector index of retrieval query vectors (Neo4j 2026.01+; absent on 5.26).
+DROP INDEX retrieval_query_embedding IF EXISTS;

@@ -116,12 +116,42 @@ RETURN neighbours, associations;
 
 // name: experience
 // What feedback on earlier, similar questions of this scope learned: the effective accepted
-// assessments of the most similar past retrievals that received feedback (exact cosine over the
-// scope's learned retrievals, (scope, learned) index), for memories that are still active.
+// assessments of the most similar past retrievals that received feedback, for memories that are
+// still active. This form is an exact cosine scan over the scope's learned retrievals ((scope,
+// learned) index): Neo4j 5.26; on 2026.01+ experience_search finds them through a vector index.
 MATCH (r:Retrieval {scope: $scope, learned: true})
 WITH r, [e IN $embeddings | vector.similarity.cosine(r.query_embedding, e)] AS similarities
 WITH r, 2 * reduce(best = 0.0, s IN similarities | CASE WHEN s > best THEN s ELSE best END) - 1
         AS similarity
+WHERE similarity >= $min_similarity
+WITH r, similarity ORDER BY similarity DESC LIMIT $k
+MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
+WHERE m.status = 'active' AND m.scope = $scope
+  AND NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
+RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
+       [e IN $embeddings | 2 * vector.similarity.cosine(m.embedding, e) - 1] AS similarities,
+       m.content AS content, m.type AS type, m.salience AS salience,
+       m.integration AS integration, m.integration_version AS integration_version;
+
+// name: experience_search
+// experience through the vector index of retrieval query vectors (Neo4j 2026.01+): per cue the $k
+// nearest learned retrievals of this scope, filtered inside the index; the best over the cues is
+// each one's similarity, and their union holds the exact top-$k of the scan below (a retrieval in
+// that top-$k is within its best cue's top-$k). The scan reads every learned retrieval of the
+// scope — ~0.1 ms each, growing with every feedback ever given (8,000 took ~0.9 s); the search
+// stays ~12 ms. The EXISTS guard keeps a scope without learned retrievals away from SEARCH (the
+// Neo4j 2026.09.0 failure described at vector_search_filtered).
+CYPHER 25
+WITH EXISTS { MATCH (:Retrieval {scope: $scope, learned: true}) } AS present
+WHERE present
+UNWIND $embeddings AS e
+MATCH (r:Retrieval)
+  SEARCH r IN (
+    VECTOR INDEX retrieval_query_embedding FOR e
+    WHERE r.scope = $scope AND r.learned = true
+    LIMIT $k
+  ) SCORE AS score
+WITH r, max(2 * score - 1) AS similarity
 WHERE similarity >= $min_similarity
 WITH r, similarity ORDER BY similarity DESC LIMIT $k
 MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)

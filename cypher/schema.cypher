@@ -66,6 +66,15 @@ CREATE VECTOR INDEX memory_embedding IF NOT EXISTS
 FOR (m:Memory) ON m.embedding WITH [m.scope, m.status]
 OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
 
+// name: retrieval_vector_index_filtered
+// Neo4j 2026.01+: the query vectors of past retrievals, with scope and learned for in-index
+// filtering, so the experience lookup finds the past questions nearest to a task without reading
+// every retrieval of the scope that ever received feedback (experience_search in retrieval.cypher).
+CYPHER 25
+CREATE VECTOR INDEX retrieval_query_embedding IF NOT EXISTS
+FOR (r:Retrieval) ON r.query_embedding WITH [r.scope, r.learned]
+OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
+
 // name: vector_index_plain
 // Neo4j 5.26: no in-index filtering; queries over-fetch or scan small scopes exactly.
 CREATE VECTOR INDEX memory_embedding IF NOT EXISTS
@@ -73,10 +82,8 @@ FOR (m:Memory) ON m.embedding
 OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
 
 // name: index_retrieval_scope_learned
-// Experience lookups scan a scope's retrievals that received feedback (see experience in
-// retrieval.cypher). A vector index on the query embedding would be faster at scale, but filtered
-// vector search over a sparse, often-deleted index is where Neo4j 2026.09.0 breaks (see
-// docs/managed-neo4j.md), and the learned retrievals of one scope are few.
+// A scope's retrievals that received feedback: the guard of experience_search, and the exact scan
+// of experience on Neo4j 5.26 (no in-index vector filtering there).
 CREATE INDEX index_Retrieval_scope_learned IF NOT EXISTS FOR (n:Retrieval) ON (n.scope, n.learned);
 
 // name: fulltext_memory

@@ -391,9 +391,11 @@ class GraphRepository:
     async def experience(
         self, *, scope: str, embeddings: list[list[float]], min_similarity: float, k: int
     ) -> list[dict[str, Any]]:
-        """Effective assessments from the past retrievals of this scope most similar to the cues."""
+        """Effective assessments from the past retrievals of this scope most similar to the cues:
+        through the retrieval vector index where the server filters inside it, else a scan."""
+        name = "experience_search" if self._filtered(self.vector_strategy) else "experience"
         return await self.db.run_read(
-            "experience", scope=scope, embeddings=embeddings, min_similarity=min_similarity, k=k
+            name, scope=scope, embeddings=embeddings, min_similarity=min_similarity, k=k
         )
 
     # ------------------------------------------------------------------ feedback

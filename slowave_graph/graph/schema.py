@@ -57,7 +57,10 @@ async def ensure_schema(db: Database, model: str, dimension: int, timeout_second
     await check_embedding_space(db, model, dimension)
     info = await server_info(db)
     names = [n for n in db.queries.names("schema") if n.startswith(_SCHEMA_PREFIXES)]
-    names.append("vector_index_filtered" if info.supports_search_clause else "vector_index_plain")
+    if info.supports_search_clause:
+        names += ["vector_index_filtered", "retrieval_vector_index_filtered"]
+    else:
+        names.append("vector_index_plain")
     for name in names:
         await _create(db, name, dimension)
     await db.run_schema("await_indexes", timeout_seconds=timeout_seconds)

@@ -52,6 +52,7 @@ async def reembed(
     await db.run_write("reembed_begin", model=after[0], now=utcnow())
     if rebuild:
         await db.run_schema("drop_vector_index")
+        await db.run_schema("drop_retrieval_vector_index")
     counts: dict[str, int] = {}
     for what, page, update, text_of in _KINDS:
         counts[what] = 0

@@ -44,10 +44,13 @@ def hot_path_queries() -> list[str]:
     return [name for file in HOT_PATH_FILES for name in catalog().names(file)]
 
 
+SEARCH_ONLY = {"vector_search_filtered", "experience_search"}
+
+
 def plannable(name: str, server_version: str) -> bool:
     """The in-index filtered vector search exists from Neo4j 2026.01 (Cypher 25 SEARCH) and is
     only run there; every other statement runs on every supported version."""
-    return name != "vector_search_filtered" or int(server_version.split(".")[0]) >= 2026
+    return name not in SEARCH_ONLY or int(server_version.split(".")[0]) >= 2026
 
 
 def test_hot_path_catalog_is_not_empty() -> None:
@@ -86,6 +89,8 @@ def test_searches_use_their_indexes(plans: dict[str, list[tuple[str, str]]]) -> 
         "NodeVectorIndexSearch" in ops["vector_search_filtered"]
         or "ProcedureCall" in ops["vector_search_filtered"]
     )
+    if "experience_search" in ops:  # past questions through the retrieval vector index
+        assert "NodeVectorIndexSearch" in ops["experience_search"]
     assert "ProcedureCall" in ops["fulltext_search"]  # db.index.fulltext.queryNodes
     assert "ProcedureCall" in ops["vector_search_overfetch"]  # db.index.vector.queryNodes
     # exact scan of one scope goes through the (scope, status) range index

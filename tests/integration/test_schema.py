@@ -38,6 +38,7 @@ async def test_schema_is_complete_and_idempotent(app: App) -> None:
     assert await schema_objects(app) == before
     if info.supports_search_clause:
         assert info.vector_filter_in_index, "2026.x must filter inside the vector index"
+        assert "retrieval_query_embedding" in before
     config = await app.db.run_read("vector_index_info")
     assert config[0]["config"]["vector.dimensions"] == 384
     assert config[0]["config"]["vector.similarity_function"].lower() == "cosine"
@@ -127,6 +128,40 @@ async def test_vector_strategies_agree_for_a_small_scope_in_a_larger_database(ap
     # the same top-5 similarities everywhere (memories with equal scores are interchangeable)
     assert all(len(scores) == 5 for scores in results.values()), results
     assert len({tuple(scores) for scores in results.values()}) == 1, results
+
+
+async def test_experience_search_agrees_with_the_scan(app: App, scope: str) -> None:
+    """Past questions found through the retrieval vector index (2026.x) are the scan's, never
+    another scope's; once the scope is deleted the guarded search answers [] at once."""
+    from slowave_graph.graph.repository import GraphRepository
+
+    if not (app.db.server and app.db.server.vector_filter_in_index):
+        pytest.skip("the retrieval vector index needs in-index filtering (Neo4j 2026.01+)")
+    services = ["billing", "search", "auth", "checkout", "ledger", "mailer"]
+    async with Client(build_server(app)) as client:
+        for target in (scope, scope + "-other"):
+            session = (await activate(client, target, "Load"))["session_id"]
+            for svc in services:
+                await remember(client, target, session, f"The {svc} service is deployed with Helm on Fridays")
+            for svc in services:  # one learned retrieval per question
+                shown = await activate(client, target, f"How is the {svc} service deployed?")
+                marks = [{"memory_id": m["memory_id"], "assessment": "used", "effect": "helped"}
+                         for m in shown["memories"][:2]]  # fmt: skip
+                ok(await call(client, "slowave_feedback", {"retrieval_id": shown["retrieval_id"],
+                                                           "memory_feedback": marks}))  # fmt: skip
+    cues = await app.embedder.aembed(["How is the billing service deployed?", "Deploy the search service"])
+    found = {}
+    for strategy in ("scan", "filtered"):
+        repo = GraphRepository(app.db, idle_timeout=3600, vector_strategy=strategy)  # type: ignore[arg-type]
+        rows = await repo.experience(scope=scope, embeddings=cues, min_similarity=0.5, k=3)
+        found[strategy] = sorted((r["id"], round(float(r["similarity"]), 4), r["assessment"]) for r in rows)
+    assert found["scan"], "the learned retrievals must be found"
+    assert found["filtered"] == found["scan"]
+    await app.db.run_write("delete_scope", scope=scope)
+    assert (
+        await app.db.run_read("experience_search", scope=scope, embeddings=cues, min_similarity=0.0, k=3)
+        == []
+    )
 
 
 async def test_filtered_search_of_an_emptied_scope_after_deletions(app: App, scope: str) -> None:
