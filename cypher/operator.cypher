@@ -395,3 +395,7 @@ DROP INDEX memory_embedding IF EXISTS;
 // name: drop_retrieval_vector_index
 // Likewise the vector index of retrieval query vectors (Neo4j 2026.01+; absent on 5.26).
 DROP INDEX retrieval_query_embedding IF EXISTS;
+
+// name: drop_procedure_vector_index
+// Likewise the vector index of procedures (Neo4j 2026.01+; absent on 5.26).
+DROP INDEX procedure_embedding IF EXISTS;

@@ -246,11 +246,35 @@ ORDER BY first, recorded_at DESC, id
 LIMIT $limit + 1;
 
 // name: procedure_search
-// Procedures of the scope applicable to the cues: exact cosine over the scope's active procedures
-// (few per scope; (scope, status) index), with their stored helped/harmed record.
+// Procedures of the scope applicable to the cues, with their stored helped/harmed record. This
+// form is an exact cosine scan over the scope's active procedures ((scope, status) index): Neo4j
+// 5.26; on 2026.01+ procedure_search_filtered finds them through a vector index.
 UNWIND $embeddings AS e
 MATCH (p:Procedure {scope: $scope, status: 'active'})
 WITH p, max(2 * vector.similarity.cosine(p.embedding, e) - 1) AS cosine
+WHERE cosine >= $floor
+RETURN p.id AS id, cosine, p.goal AS goal, p.summary AS summary, p.outcome AS outcome,
+       p.outcome_summary AS outcome_summary, p.caveats AS caveats,
+       coalesce(p.tally_helped, 0) AS helped, coalesce(p.tally_harmed, 0) AS harmed
+ORDER BY cosine DESC, id
+LIMIT $k;
+
+// name: procedure_search_filtered
+// procedure_search through the procedure vector index (Neo4j 2026.01+): per cue the $k nearest
+// active procedures of the scope, filtered inside the index; a procedure's cosine is its best over
+// the cues, and the union holds the scan's top-$k. A scope's procedures grow with every commit
+// that records one, so the scan's cost would too. Guarded like vector_search_filtered.
+CYPHER 25
+WITH EXISTS { MATCH (:Procedure {scope: $scope, status: 'active'}) } AS present
+WHERE present
+UNWIND $embeddings AS e
+MATCH (p:Procedure)
+  SEARCH p IN (
+    VECTOR INDEX procedure_embedding FOR e
+    WHERE p.scope = $scope AND p.status = 'active'
+    LIMIT $k
+  ) SCORE AS score
+WITH p, max(2 * score - 1) AS cosine
 WHERE cosine >= $floor
 RETURN p.id AS id, cosine, p.goal AS goal, p.summary AS summary, p.outcome AS outcome,
        p.outcome_summary AS outcome_summary, p.caveats AS caveats,

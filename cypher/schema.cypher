@@ -47,7 +47,8 @@ FOR (n:EmbeddingSpace) REQUIRE n.name IS UNIQUE;
 CREATE INDEX index_Memory_scope_status IF NOT EXISTS FOR (n:Memory) ON (n.scope, n.status);
 
 // name: index_procedure_scope_status
-// Procedure retrieval scans the active procedures of one scope.
+// The active procedures of one scope: the guard of procedure_search_filtered, and the exact scan
+// of procedure_search on Neo4j 5.26.
 CREATE INDEX index_Procedure_scope_status IF NOT EXISTS FOR (n:Procedure) ON (n.scope, n.status);
 
 // name: index_scope_norm_key
@@ -73,6 +74,15 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_funct
 CYPHER 25
 CREATE VECTOR INDEX retrieval_query_embedding IF NOT EXISTS
 FOR (r:Retrieval) ON r.query_embedding WITH [r.scope, r.learned]
+OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
+
+// name: procedure_vector_index_filtered
+// Neo4j 2026.01+: procedure vectors with scope and status for in-index filtering, so finding the
+// procedures that apply to a task does not read every active procedure of the scope
+// (procedure_search_filtered in retrieval.cypher).
+CYPHER 25
+CREATE VECTOR INDEX procedure_embedding IF NOT EXISTS
+FOR (p:Procedure) ON p.embedding WITH [p.scope, p.status]
 OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
 
 // name: vector_index_plain

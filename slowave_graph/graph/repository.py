@@ -292,7 +292,11 @@ class GraphRepository:
         self, *, scope: str, embeddings: list[list[float]], floor: float, k: int
     ) -> list[dict[str, Any]]:
         return await self.db.run_read(
-            "procedure_search", scope=scope, embeddings=embeddings, floor=floor, k=k
+            "procedure_search_filtered" if self._filtered(self.vector_strategy) else "procedure_search",
+            scope=scope,
+            embeddings=embeddings,
+            floor=floor,
+            k=k,
         )
 
     async def procedure_details(self, ids: list[str]) -> list[dict[str, Any]]:

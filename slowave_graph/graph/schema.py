@@ -58,7 +58,11 @@ async def ensure_schema(db: Database, model: str, dimension: int, timeout_second
     info = await server_info(db)
     names = [n for n in db.queries.names("schema") if n.startswith(_SCHEMA_PREFIXES)]
     if info.supports_search_clause:
-        names += ["vector_index_filtered", "retrieval_vector_index_filtered"]
+        names += [
+            "vector_index_filtered",
+            "retrieval_vector_index_filtered",
+            "procedure_vector_index_filtered",
+        ]
     else:
         names.append("vector_index_plain")
     for name in names:

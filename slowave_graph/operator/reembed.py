@@ -53,6 +53,7 @@ async def reembed(
     if rebuild:
         await db.run_schema("drop_vector_index")
         await db.run_schema("drop_retrieval_vector_index")
+        await db.run_schema("drop_procedure_vector_index")
     counts: dict[str, int] = {}
     for what, page, update, text_of in _KINDS:
         counts[what] = 0

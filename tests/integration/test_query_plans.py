@@ -44,7 +44,7 @@ def hot_path_queries() -> list[str]:
     return [name for file in HOT_PATH_FILES for name in catalog().names(file)]
 
 
-SEARCH_ONLY = {"vector_search_filtered", "experience_search"}
+SEARCH_ONLY = {"vector_search_filtered", "experience_search", "procedure_search_filtered"}
 
 
 def plannable(name: str, server_version: str) -> bool:
@@ -91,6 +91,7 @@ def test_searches_use_their_indexes(plans: dict[str, list[tuple[str, str]]]) -> 
     )
     if "experience_search" in ops:  # past questions through the retrieval vector index
         assert "NodeVectorIndexSearch" in ops["experience_search"]
+        assert "NodeVectorIndexSearch" in ops["procedure_search_filtered"]
     assert "ProcedureCall" in ops["fulltext_search"]  # db.index.fulltext.queryNodes
     assert "ProcedureCall" in ops["vector_search_overfetch"]  # db.index.vector.queryNodes
     # exact scan of one scope goes through the (scope, status) range index

@@ -13,7 +13,7 @@ from slowave_graph.embedder import DEFAULT_MODEL
 from slowave_graph.graph import models
 from slowave_graph.graph.schema import EmbeddingMismatch, check_embedding_space, ensure_schema
 from slowave_graph.mcp.server import build_server
-from tests.mcp_helpers import activate, call, ok, remember
+from tests.mcp_helpers import activate, call, commit, ok, remember
 
 pytestmark = pytest.mark.neo4j
 
@@ -162,6 +162,36 @@ async def test_experience_search_agrees_with_the_scan(app: App, scope: str) -> N
         await app.db.run_read("experience_search", scope=scope, embeddings=cues, min_similarity=0.0, k=3)
         == []
     )
+
+
+async def test_procedure_search_agrees_with_the_scan(app: App, scope: str) -> None:
+    """Applicable procedures through the procedure vector index (2026.x) are the scan's, never
+    another scope's."""
+    from slowave_graph.graph.repository import GraphRepository
+
+    if not (app.db.server and app.db.server.vector_filter_in_index):
+        pytest.skip("the procedure vector index needs in-index filtering (Neo4j 2026.01+)")
+    services = ["billing", "search", "auth", "checkout", "ledger"]
+    async with Client(build_server(app)) as client:
+        for target in (scope, scope + "-other"):
+            for svc in services:
+                shown = await activate(client, target, f"Deploy the {svc} service")
+                session = shown["session_id"]
+                marks = [{"procedure_id": p["procedure_id"], "use": "not_used"} for p in shown["procedures"]]
+                ok(await call(client, "slowave_feedback", {"retrieval_id": shown["retrieval_id"],
+                   "procedure_feedback": marks, "coverage": "complete"}))  # fmt: skip
+                procedure = {"summary": f"Deploy {svc} with Helm after the contract tests",
+                             "context": {"service": svc}, "steps": [{"summary": "Run the contract tests"}],
+                             "caveats": []}  # fmt: skip
+                await commit(client, session, final_goal=f"Deploy {svc}", procedure=procedure)
+    cues = await app.embedder.aembed(["Deploy the billing service", "How do we release ledger?"])
+    found = {}
+    for strategy in ("scan", "filtered"):
+        repo = GraphRepository(app.db, idle_timeout=3600, vector_strategy=strategy)  # type: ignore[arg-type]
+        rows = await repo.search_procedures(scope=scope, embeddings=cues, floor=0.2, k=3)
+        found[strategy] = [(r["id"], round(float(r["cosine"]), 4)) for r in rows]
+    assert len(found["scan"]) == 3
+    assert found["filtered"] == found["scan"]
 
 
 async def test_filtered_search_of_an_emptied_scope_after_deletions(app: App, scope: str) -> None:
