@@ -6,6 +6,10 @@ gives the feedback an honest agent would: exposed memories that hold gold eviden
 (helped), the others ``irrelevant``. Then every question is asked again and scored:
 (a) the trained questions themselves, (b) held-out questions that share a gold turn with a trained
 one (transfer), (c) held-out questions that share none (must not get worse).
+
+The associated pathway (memories linked by co-use in that feedback) is measured on its own per
+slice: recall of the direct list alone against direct plus associated, and the precision of the
+associated items against that of direct items at the same ranks (``metrics.pathway_report``).
 """
 
 from __future__ import annotations
@@ -14,8 +18,8 @@ from typing import Any
 
 from slowave_graph.app import App
 from slowave_graph.bench.datasets import Dataset, Query
-from slowave_graph.bench.metrics import Ranked, summarize
-from slowave_graph.bench.retrieval import BENCH_CLIENT, Corpus, ingest, progress, ranked_ids
+from slowave_graph.bench.metrics import Ranked, pathway_report, summarize
+from slowave_graph.bench.retrieval import BENCH_CLIENT, Corpus, ingest, progress, ranked_items
 from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.contract.feedback import FeedbackRequest
 from slowave_graph.contract.recall import RecallRequest
@@ -26,9 +30,14 @@ async def _rank_all(app: App, corpora: dict[str, Corpus], queries: list[Query], 
     bar = progress(len(queries), desc)
     for q in queries:
         corpus = corpora[q.corpus]
-        ids = await ranked_ids(app, corpus.scope, q.text)
+        found = await ranked_items(app, corpus.scope, q.text)
         out.append(
-            Ranked([frozenset(corpus.refs_of.get(i, set())) for i in ids], frozenset(q.gold), q.category)
+            Ranked(
+                [frozenset(corpus.refs_of.get(i, set())) for i, _ in found],
+                frozenset(q.gold),
+                q.category,
+                [pathway for _, pathway in found],
+            )
         )
         bar.update(1)
     bar.close()
@@ -122,6 +131,7 @@ async def run(app: App, dataset: Dataset, limit: int | None = None) -> dict[str,
             "delta": {
                 k: round(a[k] - b[k], 4) for k in ("recall@5", "recall@10", "ndcg@10", "mrr") if k in b
             },
+            "pathways_after": pathway_report([after[i] for i in picks]),
         }
     return report
 
@@ -145,4 +155,29 @@ def markdown(report: dict[str, Any]) -> str:
         r5 = f"{b['recall@5']:.3f} | {a['recall@5']:.3f} | {d['recall@5']:+.3f}"
         r10 = f"{b['recall@10']:.3f} | {a['recall@10']:.3f} | {d['recall@10']:+.3f}"
         lines.append(f"| {name} | {s['questions']} | {r5} | {r10} | {d['ndcg@10']:+.3f} |")
+    lines += [
+        "",
+        "Associated pathway after feedback: recall of the direct list alone vs direct + associated; "
+        "precision (share holding gold evidence, first 20 positions) of associated items vs direct "
+        "items at the same ranks.",
+        "",
+        "| slice | with assoc. | R@5 direct | R@5 +assoc | R@10 direct | R@10 +assoc | R@20 direct "
+        "| R@20 +assoc | R@all direct | R@all +assoc | assoc. items (≤20 / all) | mean assoc. rank "
+        "| assoc. precision ≤20 / all | direct precision, same ranks | direct precision |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, s in report["slices"].items():
+        p = s.get("pathways_after")
+        if not s["questions"] or not p:
+            continue
+        recalls = " | ".join(
+            f"{p[f'recall@{k}_direct']:.3f} | {p[f'recall@{k}_with_associated']:.3f}"
+            for k in (5, 10, 20, "all")
+        )
+        lines.append(
+            f"| {name} | {p['questions_with_associated']}/{p['questions']} | {recalls} "
+            f"| {p['associated_items']} / {p['associated_items_all']} | {p['associated_mean_rank']:.1f} "
+            f"| {p['associated_precision']:.3f} / {p['associated_precision_all']:.3f} "
+            f"| {p['direct_precision_same_positions']:.3f} | {p['direct_precision']:.3f} |"
+        )
     return "\n".join(lines) + "\n"

@@ -77,11 +77,17 @@ async def ingest(app: App, name: str, docs: list[Doc], scope: str) -> Corpus:
     return Corpus(scope, dict(refs_of))
 
 
-async def ranked_ids(app: App, scope: str, question: str) -> list[str]:
-    """The frozen catalog a recall with this question would page through, in order."""
+async def ranked_items(app: App, scope: str, question: str) -> list[tuple[str, str]]:
+    """(memory id, pathway) of the frozen catalog a recall with this question would page through,
+    in order: the direct hits, then the associated ones."""
     retriever = app.services.recall.retriever
     catalog = await retriever.build(scope, await retriever.embed_cues([question]), "", page_size=10)
-    return [c.id for c in catalog.memories]
+    return [(c.id, c.pathway) for c in catalog.memories]
+
+
+async def ranked_ids(app: App, scope: str, question: str) -> list[str]:
+    """The frozen catalog a recall with this question would page through, in order."""
+    return [memory_id for memory_id, _ in await ranked_items(app, scope, question)]
 
 
 async def run(app: App, dataset: Dataset, limit: int | None = None, probes: bool = True) -> dict[str, Any]:

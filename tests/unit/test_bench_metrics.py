@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from slowave_graph.bench.datasets import evidence_ids, load_locomo, locomo_time
-from slowave_graph.bench.metrics import Ranked, any_hit_at, ndcg_at, recall_at, reciprocal_rank, summarize
+from slowave_graph.bench.metrics import (
+    Ranked,
+    any_hit_at,
+    direct_only,
+    ndcg_at,
+    pathway_report,
+    recall_at,
+    reciprocal_rank,
+    summarize,
+)
 
 
 def ranked(*items: set[str], gold: set[str]) -> Ranked:
@@ -28,6 +37,36 @@ def test_ndcg_and_mrr() -> None:
     assert ndcg_at(r, 10) == pytest.approx(1 / 1.5849625, rel=1e-6)
     empty = ranked(gold={"a"})
     assert summarize([empty])["recall@5"] == 0.0 and summarize([empty])["empty_share"] == 1.0
+
+
+def test_pathway_report_separates_direct_from_associated() -> None:
+    # question 1: two direct items (one gold), then an associated gold and an associated miss
+    one = Ranked(
+        [frozenset({"a"}), frozenset({"x"}), frozenset({"b"}), frozenset({"y"})],
+        frozenset({"a", "b"}),
+        "1",
+        ["direct", "direct", "associated", "associated"],
+    )
+    # question 2: four direct items, a gold one at rank 3 and a miss at rank 4
+    two = Ranked(
+        [frozenset({"p"}), frozenset({"q"}), frozenset({"c"}), frozenset({"r"})], frozenset({"c"}), "1"
+    )
+    assert [len(r.items) for r in (direct_only(one), direct_only(two))] == [2, 4]
+    report = pathway_report([one, two])
+    assert report["questions_with_associated"] == 1
+    assert report["recall@5_direct"] == pytest.approx((0.5 + 1.0) / 2)
+    assert report["recall@5_with_associated"] == pytest.approx(1.0)
+    assert (report["associated_items"], report["associated_precision"]) == (2, 0.5)
+    assert report["direct_items"] == 6 and report["direct_precision"] == pytest.approx(2 / 6, abs=1e-4)
+    # associated items at ranks 3 and 4; direct items there (question 2): 1 of 1 and 0 of 1
+    assert report["direct_precision_same_positions"] == pytest.approx(0.5)
+    assert report["associated_items_without_direct_peer"] == 0
+    assert (report["associated_items_all"], report["associated_mean_rank"]) == (2, 3.5)
+    assert report["recall@all_with_associated"] - report["recall@all_direct"] == pytest.approx(0.25)
+    # a depth that cuts the associated items off still sees them in the whole-list figures
+    shallow = pathway_report([one, two], depth=2)
+    assert (shallow["associated_items"], shallow["associated_items_all"]) == (0, 2)
+    assert shallow["associated_precision_all"] == 0.5
 
 
 def test_evidence_ids_tolerate_malformed_entries() -> None:
