@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
+from neo4j.exceptions import AuthError, Neo4jError
+
 from slowave_graph.config import Settings
 from slowave_graph.embedder import Embedder, load_embedder
 from slowave_graph.graph.database import Database, DatabaseUnavailable
@@ -34,7 +36,11 @@ class App:
     metrics: ToolMetrics = field(default_factory=ToolMetrics)
 
 
-async def _wait_connectivity(db: Database, timeout: float = 60.0) -> None:
+async def _wait_connectivity(db: Database, timeout: float = 180.0) -> None:
+    """Wait for Neo4j to accept us. A server started beside its database waits through the
+    database's start-up (over a minute on a busy 2-core machine); while the managed launcher has
+    not yet set the password, attempts fail authentication and Neo4j locks the user for a few
+    seconds after three of them, so authentication failures back off longer."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         try:
@@ -43,7 +49,13 @@ async def _wait_connectivity(db: Database, timeout: float = 60.0) -> None:
         except Exception as exc:
             if asyncio.get_running_loop().time() > deadline:
                 raise DatabaseUnavailable(f"cannot connect to Neo4j: {exc}") from exc
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(3.0 if _auth_failure(exc) else 0.5)
+
+
+def _auth_failure(exc: Exception) -> bool:
+    return isinstance(exc, AuthError) or (
+        isinstance(exc, Neo4jError) and exc.code == "Neo.ClientError.Security.AuthenticationRateLimit"
+    )
 
 
 @asynccontextmanager

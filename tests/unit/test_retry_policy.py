@@ -129,3 +129,14 @@ async def test_programming_errors_surface_unchanged() -> None:
     with pytest.raises(Neo4jError):
         await db.write(noop)
     assert driver.sessions == 1
+
+
+def test_start_up_waits_longer_after_authentication_failures() -> None:
+    """While the managed launcher has not set the password yet, Neo4j rejects and then rate-limits
+    the user: those failures back off longer than an unreachable server."""
+    from slowave_graph.app import _auth_failure
+
+    limited = Neo4jError._hydrate_neo4j(code="Neo.ClientError.Security.AuthenticationRateLimit", message="x")
+    unauthorized = Neo4jError._hydrate_neo4j(code="Neo.ClientError.Security.Unauthorized", message="x")
+    assert _auth_failure(limited) and _auth_failure(unauthorized)
+    assert not _auth_failure(ServiceUnavailable("starting")) and not _auth_failure(SYNTAX)
