@@ -130,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
         "sentence embeddings plus seeded noise, for sizes where embedding every text is impractical "
         "(1M: ~450k distinct texts, ~1 h on 2 cores). Queries are always embedded for real.",
     )
+    load.add_argument(
+        "--warmup",
+        type=int,
+        default=20,
+        help="lifecycles run before measuring each size (model, pools, and Neo4j's page cache after "
+        "a restart: a cold cache at 1M made activate ~3x slower)",
+    )
     load.add_argument("--out", default="bench-results", help="directory for JSON, Markdown and PNG")
     _common(load)
 
@@ -275,6 +282,7 @@ async def _bench_load(settings: Settings, args: argparse.Namespace) -> None:
         lifecycles=args.lifecycles,
         port=args.port,
         fill_vectors=args.fill_vectors,
+        warmup=args.warmup,
     )
     out = Path(args.out)
     async with open_app(settings) as app:

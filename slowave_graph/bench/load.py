@@ -53,6 +53,7 @@ class LoadOptions:
     sequential_remembers: int = 200
     prefix: str = "load"
     fill_vectors: str = "exact"  # or "derived" (bench.derived): the 1M figures use derived vectors
+    warmup: int = 20  # lifecycles before measuring a size: model, pools, Neo4j page cache
 
 
 # ------------------------------------------------------------------ fill
@@ -437,7 +438,7 @@ async def run(
         entry: dict[str, Any] = {"size": size, "fill": filled, "phases": []}
         logs = Path(tempfile.mkdtemp(prefix="slowave-load-"))
         with server_fleet(server_env(settings, options.port), 1, logs, ports=[options.port]) as (server,):
-            await drive(url, headers, 1, 3, plans, options.seed + 1)  # warm-up: model, pools, caches
+            await drive(url, headers, 1, options.warmup, plans, options.seed + 1)  # model, pools, caches
             for clients in options.clients:
                 httpx2.delete(f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10)
                 phase = await drive(url, headers, clients, options.lifecycles, plans, options.seed + size)

@@ -16,7 +16,13 @@ async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_pa
     settings = neo4j.settings()
     bench_app = App(settings, app.db, app.embedder, app.repo, app.services)
     options = load.LoadOptions(
-        sizes=[60], clients=[2], lifecycles=2, port=free_port(), sequential_remembers=5, prefix=prefix
+        sizes=[60],
+        clients=[2],
+        lifecycles=2,
+        port=free_port(),
+        sequential_remembers=5,
+        prefix=prefix,
+        warmup=2,
     )
     try:
         result = await load.run(bench_app, options, progress=False)
