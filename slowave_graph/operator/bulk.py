@@ -127,15 +127,6 @@ def check_bulk_file(path: Path, default_scope: str | None = None, default_type: 
     return sum(1 for _ in read_bulk_file(path, default_scope, default_type))
 
 
-class _Unlogged(list[dict[str, Any]]):
-    """A batch's items as a statement parameter, with a short repr. The driver formats every RUN
-    for its debug log before the log level is checked (``" ".join(map(repr, fields))``), which
-    for 500 items of 384 floats costs ~150 ms of CPU per statement: as long as writing them."""
-
-    def __repr__(self) -> str:
-        return f"<{len(self)} items>"
-
-
 class _Importer:
     def __init__(self, app: App, client_name: str, client_version: str) -> None:
         self.app = app
@@ -155,7 +146,7 @@ class _Importer:
         )  # fmt: skip
         return str(opened[0]["session_id"])
 
-    def prepare(self, batch: list[BulkRecord], vectors: list[list[float]]) -> _Unlogged:
+    def prepare(self, batch: list[BulkRecord], vectors: list[list[float]]) -> list[dict[str, Any]]:
         """A batch's statement items, grouped by scope (in order of first appearance), each
         item's index its position among them; the session ids are filled in by ``write``."""
         groups: dict[str, list[dict[str, Any]]] = {}
@@ -167,12 +158,13 @@ class _Importer:
                 "active_key": text.active_key(record.scope, record.content),
                 "content_hash": text.content_hash(record.content), "embedding": vector,
             })  # fmt: skip
-        items = _Unlogged(item for group in groups.values() for item in group)
+        # rows() gives list parameters a short repr (the driver formats them for its debug log)
+        items = [item for group in groups.values() for item in group]
         for index, item in enumerate(items):
             item["index"] = index
         return items
 
-    async def write(self, items: _Unlogged) -> None:
+    async def write(self, items: list[dict[str, Any]]) -> None:
         """One transaction: new sessions for new scopes, then bulk_remember_memories."""
         sessions = dict(self.result.sessions)
         scopes = list(dict.fromkeys(item["scope"] for item in items))
