@@ -24,7 +24,7 @@ from slowave_graph.contract.retrieval import (
     ProcedureTallies,
     Provenance,
 )
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedder import Embedder, aembed_query
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.services import text
 from slowave_graph.services.context import ClientInfo, cursor_id, new_id, unix, utcnow
@@ -190,7 +190,8 @@ class Retriever:
     async def embed_cues(self, cues: list[str]) -> Cues:
         """A task's questions, one per sentence, and their embeddings (one batch)."""
         split = text.split_cues(cues)
-        return Cues(split, await self.embedder.aembed(split))
+        # questions in the model's query form (e5's "query: "); the same vectors for MiniLM
+        return Cues(split, await aembed_query(self.embedder, split))
 
     async def build(self, scope: str, cues: Cues, lexical_extra: str, page_size: int) -> Catalog:
         embeddings = cues.embeddings
