@@ -325,7 +325,7 @@ class SyncTransaction:
         self._tx = tx
 
     async def run(self, query: str, parameters: dict[str, Any] | None = None, **kwargs: Any) -> _Records:
-        return _Records(list(self._tx.run(query, unlogged(parameters or {}), **kwargs)))
+        return _Records(list(self._tx.run(query, parameters, **kwargs)))  # rows() made them unlogged
 
 
 class _Records:
