@@ -14,6 +14,15 @@ FOREACH (_ IN CASE WHEN s.status = 'open' THEN [1] ELSE [] END | SET s.last_seen
 REMOVE s._touch
 RETURN s.scope AS scope, s.status AS status, s.task_context AS task_context;
 
+// name: session_for_read
+// recall's first look at its session, read-only: the guard that counts (session_for_call, under
+// the write lock) runs again in the transaction that stores the retrieval. A session this check
+// would refuse — unknown, another scope, ended, or idle past the timeout — goes through
+// session_for_call instead, which gives the error (and closes an idle session).
+MATCH (s:Session {id: $session_id})
+RETURN s.scope AS scope, s.status AS status, s.task_context AS task_context,
+       s.status = 'open' AND s.last_seen_at < $idle_before AS expired;
+
 // name: scope_state
 // What activate needs to know about a scope before it searches: whether it holds anything, and
 // other scopes whose names differ only by case or -/_ (likely the same project, split by typo).

@@ -140,22 +140,21 @@ class GraphRepository:
 
         return await self.db.write(work)
 
-    async def touch_session(
-        self,
-        *,
-        session_id: str,
-        scope: str,
-        now: datetime,
-        context_update: dict[str, Any] | None = None,
-        merge: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
-    ) -> dict[str, Any]:
-        """Guard a session for a call (and merge a task_context update into it); returns its context."""
+    async def session_context(self, *, session_id: str, scope: str, now: datetime) -> dict[str, Any]:
+        """A session's stored task_context, checked as the guard would, without writing: the
+        write that follows re-guards under the lock. A session the guard would refuse goes through
+        the guard itself, which raises its error (and closes a session found idle)."""
+        found = await self.db.run_read(
+            "session_for_read", session_id=session_id, idle_before=now - timedelta(seconds=self.idle_timeout)
+        )
+        row = found[0] if found else None
+        if row is None or row["scope"] != scope or row["status"] != "open" or row["expired"]:
 
-        async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
-            row = await self._guard_session(tx, session_id, scope, now)
-            return await self._merge_context(tx, session_id, row, context_update, merge)
+            async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
+                return await self._guard_session(tx, session_id, scope, now)
 
-        return await self.db.write(work)
+            row = await self.db.write(work)
+        return dict(json.loads(row["task_context"] or "{}"))
 
     async def _merge_context(
         self,

@@ -304,10 +304,11 @@ class RecallService:
         if req.continue_from is not None:
             return await self._continue(req, req.continue_from)
         assert req.query is not None
-        # The session guard and the query embedding (CPU) overlap. The task_context update is
-        # stored later, with the retrieval, so a failed recall changes nothing.
+        # A read-only session check and the query embedding (CPU) overlap. The guard proper, the
+        # idle clock and the task_context update go with the retrieval's write, so a failed recall
+        # changes nothing.
         stored_context, cues = await asyncio.gather(
-            self.repo.touch_session(session_id=req.session_id, scope=req.scope, now=self.clock()),
+            self.repo.session_context(session_id=req.session_id, scope=req.scope, now=self.clock()),
             self.retriever.embed_cues([req.query, req.semantic_context or ""]),
         )
         context = merge_context(stored_context, req.task_context) if req.task_context else stored_context

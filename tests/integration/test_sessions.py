@@ -10,11 +10,12 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App
+from slowave_graph.errors import ServiceError
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services.context import utcnow
 from tests.conformance import DEPLOY_PROCEDURE
-from tests.mcp_helpers import activate, call, commit, ok, settle
+from tests.mcp_helpers import activate, call, commit, error, ok, recall, remember, settle
 
 pytestmark = pytest.mark.neo4j
 
@@ -76,3 +77,44 @@ async def test_two_reapers_close_each_idle_session_once(app: App, scope: str) ->
     )  # fmt: skip
     assert {r["status"] for r in found.records} == {"ended"}
     assert {r["by"] for r in found.records} <= {"a", "b"}
+
+
+async def test_recall_refuses_a_session_the_guard_refuses_and_writes_nothing(app: App, scope: str) -> None:
+    """recall's first session check is a read; what it lets through is guarded again, under the
+    lock, when the retrieval is stored; what it refuses gets the guard's own error."""
+    async with Client(build_server(app)) as client:
+        act = await activate(client, scope, "Fix the build")
+        await remember(client, scope, act["session_id"], "The build fails on the lint step")
+        ended = await activate(client, scope, "Finished work")
+        await settle(client, ended)
+        await commit(client, ended["session_id"])
+        count = "MATCH (r:Retrieval) WHERE r.session_id IN $ids RETURN count(r) AS n"
+        ids = [act["session_id"], ended["session_id"]]
+        before = (await app.db.driver.execute_query(count, ids=ids, database_=app.db.database)).records
+        cases = [
+            (scope + "-other", act["session_id"], "session_id and scope do not match"),
+            (scope, "sess_999999999", "unknown session_id"),
+            (scope, ended["session_id"], "session is already ended"),
+        ]
+        for call_scope, session_id, message in cases:
+            refused = await call(client, "slowave_recall", {
+                "scope": call_scope, "session_id": session_id, "query": "Why does the build fail?"})  # fmt: skip
+            assert message in error(refused, "invalid_input")["message"]
+        after = (await app.db.driver.execute_query(count, ids=ids, database_=app.db.database)).records
+        assert after[0]["n"] == before[0]["n"]
+
+        seen = "MATCH (s:Session {id: $id}) RETURN s.last_seen_at AS t"
+        first = (
+            await app.db.driver.execute_query(seen, id=act["session_id"], database_=app.db.database)
+        ).records
+        found = await recall(client, scope, act["session_id"], "Why does the build fail?")
+        assert found["memories"], "the open session's recall searched"
+        then = (
+            await app.db.driver.execute_query(seen, id=act["session_id"], database_=app.db.database)
+        ).records
+        assert then[0]["t"] > first[0]["t"], "the write re-guarded the session and refreshed its idle clock"
+
+    await asyncio.sleep(0.3)
+    strict = GraphRepository(app.db, idle_timeout=0.2)  # the same session, now idle past the timeout
+    with pytest.raises(ServiceError, match="session is already ended"):
+        await strict.session_context(session_id=act["session_id"], scope=scope, now=utcnow())
