@@ -99,12 +99,30 @@ CREATE INDEX index_Retrieval_scope_learned IF NOT EXISTS FOR (n:Retrieval) ON (n
 // name: fulltext_memory
 // BM25 over memory text. scope_token (a single-token hash of the scope) and status are indexed
 // too, so a Lucene query can require them: filtering happens inside the index on every version.
+// The english analyzer (stop words, Porter stemming: "painted" meets "paint", "kids" meets "kid")
+// raised LoCoMo recall@10 from 0.698 to 0.714 over the default standard-no-stop-words; queries
+// are analysed the same way, and callers re-check scope and status on the real properties.
 CREATE FULLTEXT INDEX memory_text IF NOT EXISTS
-FOR (m:Memory) ON EACH [m.content, m.scope_token, m.status];
+FOR (m:Memory) ON EACH [m.content, m.scope_token, m.status]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
 
 // name: fulltext_procedure
 CREATE FULLTEXT INDEX procedure_text IF NOT EXISTS
-FOR (p:Procedure) ON EACH [p.goal, p.summary, p.context_text, p.steps_text, p.scope_token];
+FOR (p:Procedure) ON EACH [p.goal, p.summary, p.context_text, p.steps_text, p.scope_token]
+OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
+
+// name: fulltext_index_info
+// The analyzer each full-text index was built with: one built before the english analyzer was
+// chosen is dropped at start-up and created again (repopulated from the stored text).
+SHOW FULLTEXT INDEXES YIELD name, options
+WHERE name IN ['memory_text', 'procedure_text']
+RETURN name, options.indexConfig.`fulltext.analyzer` AS analyzer;
+
+// name: drop_memory_fulltext_index
+DROP INDEX memory_text IF EXISTS;
+
+// name: drop_procedure_fulltext_index
+DROP INDEX procedure_text IF EXISTS;
 
 // name: await_indexes
 CALL db.awaitIndexes($timeout_seconds);

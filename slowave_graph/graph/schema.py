@@ -65,6 +65,7 @@ async def ensure_schema(db: Database, model: str, dimension: int, timeout_second
         ]
     else:
         names.append("vector_index_plain")
+    await _drop_outdated_fulltext_indexes(db)
     for name in names:
         await _create(db, name, dimension)
     await db.run_schema("await_indexes", timeout_seconds=timeout_seconds)
@@ -78,6 +79,27 @@ async def ensure_schema(db: Database, model: str, dimension: int, timeout_second
         "inside the index (SEARCH)" if info.vector_filter_in_index else "by over-fetch / exact scan",
     )
     return info
+
+
+FULLTEXT_ANALYZER = "english"
+_FULLTEXT_DROP = {
+    "memory_text": "drop_memory_fulltext_index",
+    "procedure_text": "drop_procedure_fulltext_index",
+}
+
+
+async def _drop_outdated_fulltext_indexes(db: Database) -> None:
+    """Full-text indexes built with another analyzer are dropped, to be created again (and
+    repopulated from the stored text) by the schema statements that follow."""
+    for row in await db.run_read("fulltext_index_info"):
+        if row["analyzer"] != FULLTEXT_ANALYZER:
+            log.info(
+                "rebuilding full-text index %s with the %s analyzer (was %s)",
+                row["name"],
+                FULLTEXT_ANALYZER,
+                row["analyzer"],
+            )
+            await db.run_schema(_FULLTEXT_DROP[str(row["name"])])
 
 
 async def _create(db: Database, name: str, dimension: int) -> None:

@@ -13,6 +13,7 @@ from slowave_graph.embedder import DEFAULT_MODEL
 from slowave_graph.graph import models
 from slowave_graph.graph.schema import EmbeddingMismatch, check_embedding_space, ensure_schema
 from slowave_graph.mcp.server import build_server
+from slowave_graph.services import text
 from tests.mcp_helpers import activate, call, commit, ok, remember
 
 pytestmark = pytest.mark.neo4j
@@ -224,3 +225,28 @@ async def recall_empty(client: Client, scope: str, session: str) -> list[object]
         await call(client, "slowave_recall", {"scope": scope, "session_id": session, "query": "pipelines"})
     )
     return list(data["memories"])
+
+
+async def test_a_fulltext_index_of_the_old_analyzer_is_rebuilt_with_stemming(app: App, scope: str) -> None:
+    """Databases created before the english analyzer get their memory_text index rebuilt at start:
+    afterwards an inflected query word finds the stored form ("deploying" → "deploy")."""
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Record"))["session_id"]
+        stored = await remember(client, scope, session, "We deploy the shop API with blue-green", "fact")
+    await app.db.driver.execute_query("DROP INDEX memory_text", database_=app.db.database)
+    await app.db.driver.execute_query(
+        "CREATE FULLTEXT INDEX memory_text FOR (m:Memory) ON EACH [m.content, m.scope_token, m.status] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}",
+        database_=app.db.database,
+    )
+    await app.db.run_schema("await_indexes", timeout_seconds=120)
+    lucene = text.lucene_query("deploying", text.scope_token(scope))
+    search = "CALL db.index.fulltext.queryNodes('memory_text', $q) YIELD node RETURN node.id AS id"
+    before = await app.db.driver.execute_query(search, q=lucene, database_=app.db.database)
+    assert [r["id"] for r in before.records] == []  # no stemming: "deploying" ≠ "deploy"
+
+    await ensure_schema(app.db, app.embedder.model_name, app.embedder.dimension)
+    analyzers = {r["name"]: r["analyzer"] for r in await app.db.run_read("fulltext_index_info")}
+    assert analyzers == {"memory_text": "english", "procedure_text": "english"}
+    after = await app.db.driver.execute_query(search, q=lucene, database_=app.db.database)
+    assert [r["id"] for r in after.records] == [stored["memory_id"]]
