@@ -125,43 +125,52 @@ class Dashboard:
             query=query,
         )
 
-    async def memory(self, request: Request) -> Response:
-        memory_id = request.path_params["memory_id"]
-        found = await data.memory(self.db, memory_id)
-        if found is None:
-            return self.not_found(request, f"memory {memory_id}")
-        graph = layout(found["graph"]["nodes"], found["graph"]["edges"])
-        scope = found["memory"].get("scope")
-        return self.render(
-            request, "memory.html", title=memory_id, m=found, graph=graph, scope=scope, tab="memories"
-        )
-
-    async def retrievals(self, request: Request) -> Response:
+    async def _paged_list(
+        self,
+        request: Request,
+        tab: str,
+        label: str,
+        fetch: Callable[[Database, str, int], Awaitable[tuple[list[dict[str, Any]], bool]]],
+    ) -> Response:
+        """A scope's retrievals or sessions, newest first, a page at a time."""
         scope = self._scope(request)
         if scope is None:
             return self._needs_scope(request)
         page = self._page(request)
-        rows, more = await data.retrievals(self.db, scope, page)
+        rows, more = await fetch(self.db, scope, page)
         return self.render(
-            request,
-            "retrievals.html",
-            title=f"Retrievals · {scope}",
-            scope=scope,
-            tab="retrievals",
-            rows=rows,
-            more=more,
+            request, f"{tab}.html", title=f"{label} · {scope}", scope=scope, tab=tab, rows=rows, more=more,
             page=page,
-        )
+        )  # fmt: skip
+
+    async def _detail(
+        self,
+        request: Request,
+        key: str,
+        fetch: Callable[[Database, str], Awaitable[dict[str, Any] | None]],
+        tab: str,
+    ) -> Response:
+        """One memory, retrieval or session. ``key`` names the path parameter (``<key>_id``), the
+        template (``<key>.html``, which sees the record as the key's initial: m, r, s) and the part
+        of the record that holds the item's own fields (its scope picks the navigation)."""
+        item_id = request.path_params[f"{key}_id"]
+        found = await fetch(self.db, item_id)
+        if found is None:
+            return self.not_found(request, f"{key} {item_id}")
+        context: dict[str, Any] = {key[0]: found}
+        if key == "memory":
+            context["graph"] = layout(found["graph"]["nodes"], found["graph"]["edges"])
+        scope = found[key].get("scope")
+        return self.render(request, f"{key}.html", title=item_id, scope=scope, tab=tab, **context)
+
+    async def memory(self, request: Request) -> Response:
+        return await self._detail(request, "memory", data.memory, "memories")
+
+    async def retrievals(self, request: Request) -> Response:
+        return await self._paged_list(request, "retrievals", "Retrievals", data.retrievals)
 
     async def retrieval(self, request: Request) -> Response:
-        retrieval_id = request.path_params["retrieval_id"]
-        found = await data.retrieval(self.db, retrieval_id)
-        if found is None:
-            return self.not_found(request, f"retrieval {retrieval_id}")
-        scope = found["retrieval"].get("scope")
-        return self.render(
-            request, "retrieval.html", title=retrieval_id, r=found, scope=scope, tab="retrievals"
-        )
+        return await self._detail(request, "retrieval", data.retrieval, "retrievals")
 
     async def procedures(self, request: Request) -> Response:
         scope = self._scope(request)
@@ -178,29 +187,10 @@ class Dashboard:
         )
 
     async def sessions(self, request: Request) -> Response:
-        scope = self._scope(request)
-        if scope is None:
-            return self._needs_scope(request)
-        page = self._page(request)
-        rows, more = await data.sessions(self.db, scope, page)
-        return self.render(
-            request,
-            "sessions.html",
-            title=f"Sessions · {scope}",
-            scope=scope,
-            tab="sessions",
-            rows=rows,
-            more=more,
-            page=page,
-        )
+        return await self._paged_list(request, "sessions", "Sessions", data.sessions)
 
     async def session(self, request: Request) -> Response:
-        session_id = request.path_params["session_id"]
-        found = await data.session(self.db, session_id)
-        if found is None:
-            return self.not_found(request, f"session {session_id}")
-        scope = found["session"].get("scope")
-        return self.render(request, "session.html", title=session_id, s=found, scope=scope, tab="sessions")
+        return await self._detail(request, "session", data.session, "sessions")
 
     async def stylesheet(self, request: Request) -> Response:
         return Response(self.css, media_type="text/css", headers={"Cache-Control": "max-age=300"})
