@@ -1,5 +1,6 @@
 // Finding memories: direct hits (vector + full-text), associated hits (graph traversal).
-// Every search returns the same columns so the ranking code treats them alike.
+// Every search returns the same columns so the ranking code treats them alike; occurred_at is the
+// memory's time (when it happened, else when it was recorded) for questions that name a date.
 
 // name: vector_search_filtered
 // Neo4j 2026.01+: Cypher 25 SEARCH filters on scope and status inside the vector index, so the
@@ -20,7 +21,8 @@ MATCH (m:Memory)
   ) SCORE AS score
 RETURN qi, m.id AS id, 2 * score - 1 AS cosine, m.content AS content, m.type AS type,
        m.salience AS salience, m.integration AS integration,
-       m.integration_version AS integration_version;
+       m.integration_version AS integration_version,
+       coalesce(m.occurred_at, m.created_at) AS occurred_at;
 
 // name: vector_search_overfetch
 // Neo4j 5.26: the index cannot filter, so fetch more neighbours than needed ($fetch ≥ $k, chosen
@@ -38,7 +40,8 @@ UNWIND hits AS hit
 WITH qi, hit.m AS m, hit.score AS score
 RETURN qi, m.id AS id, 2 * score - 1 AS cosine, m.content AS content, m.type AS type,
        m.salience AS salience, m.integration AS integration,
-       m.integration_version AS integration_version;
+       m.integration_version AS integration_version,
+       coalesce(m.occurred_at, m.created_at) AS occurred_at;
 
 // name: vector_scan_scope
 // Exact cosine over one scope through the (scope, status) index: the strategy for small scopes on
@@ -53,7 +56,8 @@ WITH qi, hit.m AS m, hit.similarity AS similarity
 // vector.similarity.cosine also reports (1 + cosine) / 2
 RETURN qi, m.id AS id, 2 * similarity - 1 AS cosine, m.content AS content, m.type AS type,
        m.salience AS salience, m.integration AS integration,
-       m.integration_version AS integration_version;
+       m.integration_version AS integration_version,
+       coalesce(m.occurred_at, m.created_at) AS occurred_at;
 
 // name: scope_memory_count
 // Size of a scope's active memory set (index-backed), to pick a vector strategy on 5.26.
@@ -72,7 +76,8 @@ RETURN m.id AS id, score AS bm25,
        [e IN $embeddings | 2 * vector.similarity.cosine(m.embedding, e) - 1] AS similarities,
        m.content AS content, m.type AS type,
        m.salience AS salience, m.integration AS integration,
-       m.integration_version AS integration_version;
+       m.integration_version AS integration_version,
+       coalesce(m.occurred_at, m.created_at) AS occurred_at;
 
 // name: candidate_context
 // What the graph says around the candidates, in one round trip:

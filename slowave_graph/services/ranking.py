@@ -16,14 +16,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from slowave_graph.services.text import term_coverage
+from slowave_graph.services.timeframe import Window
 
 
 @dataclass(frozen=True)
 class RankingPolicy:
-    version: str = "hybrid-v3"
+    version: str = "hybrid-v4"
     # admission: cosine + lexical_weight * coverage² must reach the floor, and the cosine must lie
     # within the margin of the cue's best; a neighbour of a qualified memory needs context_floor
     floor: float = 0.45
@@ -33,6 +35,12 @@ class RankingPolicy:
     # order: cosine + bm25_weight * BM25/best-BM25 + salience prior + neighbour_weight * neighbour
     bm25_weight: float = 0.40
     neighbour_weight: float = 0.30
+    # a question that names a date ("in July 2023", "on October 13, 2023"): memories whose time
+    # (occurred_at, else recorded) lies in it, or up to time_grace_days after (events are often
+    # told a few days later), are lifted by time_weight — an order signal, never a filter (the
+    # date in a question can be wrong, and the memory may be undated)
+    time_weight: float = 0.20
+    time_grace_days: float = 7.0
     # bounded learned prior: (salience - 0.5) * weight, salience in [0, 1]; a tie-breaker — a
     # larger weight lifted helpful memories into unrelated questions (bench learning, slice c)
     salience_weight: float = 0.02
@@ -78,6 +86,7 @@ class Candidate:
     cosines: dict[int, float] = field(default_factory=dict)  # per cue (query vector)
     bm25: float | None = None
     strength: float | None = None  # associated pathway
+    occurred_at: datetime | None = None  # when it happened, else when it was recorded
     score: float = 0.0
     pathway: str = "direct"
     notes: dict[str, float] = field(default_factory=dict)
@@ -101,6 +110,8 @@ def merge_candidates(
                 integration=_opt_str(row.get("integration")),
                 integration_version=_opt_str(row.get("integration_version")),
             )
+        if cand.occurred_at is None:  # experience rows carry no time; a search row of it may
+            cand.occurred_at = _moment(row.get("occurred_at"))
         per_cue: list[tuple[int, float]] = []
         if row.get("cosine") is not None:
             per_cue.append((int(_float(row.get("qi"), 0)), _float(row["cosine"], -1.0)))
@@ -141,13 +152,25 @@ def experience_scores(
     return {m: best.get(m, 0.0) + worst.get(m, 0.0) for m in set(best) | set(worst)}
 
 
-def fused_order(pool: dict[str, Candidate], policy: RankingPolicy = DEFAULT_POLICY) -> list[str]:
+def in_time(cand: Candidate, windows: Iterable[Window], policy: RankingPolicy = DEFAULT_POLICY) -> bool:
+    """Whether the memory's time lies in a window the question names (or just after it)."""
+    if cand.occurred_at is None:
+        return False
+    grace = timedelta(days=policy.time_grace_days)
+    return any(w.holds(cand.occurred_at, grace) for w in windows)
+
+
+def fused_order(
+    pool: dict[str, Candidate], policy: RankingPolicy = DEFAULT_POLICY, windows: Iterable[Window] = ()
+) -> list[str]:
     """Candidate ids by fused score before context (to pick whose neighbours to look up)."""
     max_bm25 = max((c.bm25 or 0.0) for c in pool.values()) if pool else 0.0
+    windows = list(windows)
 
     def fused(c: Candidate) -> float:
         lexical = (c.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
-        return (c.cosine if c.cosine is not None else -1.0) + policy.bm25_weight * lexical
+        timely = policy.time_weight if in_time(c, windows, policy) else 0.0
+        return (c.cosine if c.cosine is not None else -1.0) + policy.bm25_weight * lexical + timely
 
     return [c.id for c in sorted(pool.values(), key=lambda c: (-fused(c), c.id))]
 
@@ -158,6 +181,7 @@ def admit_direct(
     neighbours: Iterable[dict[str, object]] = (),
     policy: RankingPolicy = DEFAULT_POLICY,
     experience: dict[str, float] | None = None,
+    windows: Iterable[Window] = (),
 ) -> list[Candidate]:
     """The relevance-qualified direct hits, best first.
 
@@ -175,10 +199,12 @@ def admit_direct(
     marks only lower the order for nearly the same question — they never hide a memory.
 
     Order. fused = best cosine + bm25_weight * BM25 / best BM25 in the pool + bounded salience
-    prior + experience_weight * experience, then + neighbour_weight * the best neighbour's fused
-    score (its cosine when it is not a candidate itself).
+    prior + experience_weight * experience + time_weight when the memory's time lies in a date the
+    question names (``windows``), then + neighbour_weight * the best neighbour's fused score (its
+    cosine when it is not a candidate itself).
     """
     experience = experience or {}
+    windows = list(windows)
     if not pool:
         return []
     cues = sorted({qi for cand in pool.values() for qi in cand.cosines})
@@ -191,11 +217,13 @@ def admit_direct(
         prior = (min(max(cand.salience, 0.0), 1.0) - 0.5) * policy.salience_weight
         lexical = (cand.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
         learned = experience.get(cand.id, 0.0)
+        timely = policy.time_weight if in_time(cand, windows, policy) else 0.0
         fused[cand.id] = (
             (cand.cosine if cand.cosine is not None else -1.0)
             + policy.bm25_weight * lexical
             + prior
             + policy.experience_weight * learned
+            + timely
         )
         if learned >= policy.experience_admit:
             qualified.add(cand.id)
@@ -206,7 +234,10 @@ def admit_direct(
             lifted_best[cand.id] = max(lifted_best[cand.id], lifted)
             if lifted >= policy.floor and cosine >= best[qi] - policy.margin:
                 qualified.add(cand.id)
-        cand.notes = {"cosine": cand.cosine or -1.0, "bm25": lexical, "prior": prior, "experience": learned}
+        cand.notes = {
+            "cosine": cand.cosine or -1.0, "bm25": lexical, "prior": prior, "experience": learned,
+            "time": timely,
+        }  # fmt: skip
     adjacent: dict[str, list[tuple[str, float]]] = {}
     for row in neighbours:
         adjacent.setdefault(str(row["id"]), []).append(
@@ -281,6 +312,12 @@ def _float(value: object, default: float) -> float:
     if isinstance(value, int | float):
         return float(value)
     return default
+
+
+def _moment(value: object) -> datetime | None:
+    """A stored time as an aware datetime (the driver returns neo4j.time.DateTime)."""
+    native = value.to_native() if hasattr(value, "to_native") else value
+    return native if isinstance(native, datetime) and native.tzinfo is not None else None
 
 
 def _opt_str(value: object) -> str | None:

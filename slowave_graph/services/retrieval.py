@@ -26,7 +26,7 @@ from slowave_graph.contract.retrieval import (
 )
 from slowave_graph.embedder import Embedder, aembed_query
 from slowave_graph.graph.repository import GraphRepository
-from slowave_graph.services import text
+from slowave_graph.services import text, timeframe
 from slowave_graph.services.context import ClientInfo, cursor_id, new_id, unix, utcnow
 from slowave_graph.services.paging import paginate
 from slowave_graph.services.ranking import (
@@ -212,10 +212,11 @@ class Retriever:
             ),
         )
         cue_terms = [text.query_terms(cue) for cue in cues.texts]
+        dated = timeframe.windows(" ".join(cues.texts))
         pool = merge_candidates(found.vector, [*found.fulltext, *learned_rows])
         around = await self.repo.candidate_context(
             scope=scope,
-            context_ids=fused_order(pool, self.policy)[: self.policy.context_k],
+            context_ids=fused_order(pool, self.policy, dated)[: self.policy.context_k],
             pool_ids=list(pool),
             embeddings=embeddings,
             now=self.clock(),
@@ -223,7 +224,7 @@ class Retriever:
             half_life_days=self.policy.association_half_life_days,
         )
         learned = experience_scores(learned_rows, self.policy)
-        direct = admit_direct(pool, cue_terms, around.neighbours, self.policy, learned)
+        direct = admit_direct(pool, cue_terms, around.neighbours, self.policy, learned, dated)
         seeds = {c.id for c in direct}
         associated = order_associated(
             associations_of(around.associations, seeds, self.policy.associated_max), exclude=set(seeds)

@@ -9,7 +9,7 @@ from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
-from tests.mcp_helpers import activate, call, error, ok, paths, remember
+from tests.mcp_helpers import activate, call, error, ok, paths, recall, remember
 
 pytestmark = pytest.mark.neo4j
 
@@ -346,6 +346,36 @@ async def test_bad_remember_input_is_rejected_and_writes_nothing(app: App, scope
             if message:
                 assert message in err["message"]
         assert await node_count(app, scope) == before
+
+
+async def test_a_question_that_names_a_date_ranks_what_happened_then_first(app: App, scope: str) -> None:
+    happened = {
+        "2026-01-14T10:00:00Z": "Release retrospective: deploys were slow, team blue owns the fix",
+        # the least like the question in words: only its date can put it first
+        "2026-03-11T10:00:00Z": "Retro after the release: slow deploys again; the green team took the fix",
+        "2026-05-13T10:00:00Z": "Release retrospective: deploys were slow, team red owns the fix",
+    }
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Record"))["session_id"]
+        ids = {}
+        for when, content in happened.items():
+            ids[when] = (await remember(client, scope, session, content, "decision", occurred_at=when))[
+                "memory_id"
+            ]
+        asked = await recall(
+            client,
+            scope,
+            session,
+            "Who owns the fix for slow deploys found in the March 2026 release retrospective?",
+        )
+        undated = await recall(
+            client, scope, session, "Who owns the fix for slow deploys found in the release retrospective?"
+        )
+    march = ids["2026-03-11T10:00:00Z"]
+    assert asked["memories"][0]["memory_id"] == march
+    assert {m["memory_id"] for m in asked["memories"]} == set(ids.values())  # lifted, nothing hidden
+    assert [m["memory_id"] for m in undated["memories"]][-1] == march
+    assert {m["memory_id"] for m in undated["memories"]} == set(ids.values())
 
 
 async def test_occurred_at_with_z_is_stored(app: App, scope: str) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from slowave_graph.services.paging import ASSOCIATED_PER_PAGE, paginate
 from slowave_graph.services.ranking import RankingPolicy, admit_direct, merge_candidates
+from slowave_graph.services.timeframe import windows
 
 POLICY = RankingPolicy(floor=0.4, margin=0.2, lexical_weight=0.1, salience_weight=0.0)
 
@@ -133,3 +136,20 @@ def test_experience_admits_what_helped_the_same_question_and_never_hides() -> No
     pool = merge_candidates([row("learned", 0.30), row("plain", 0.60), row("marked", 0.58)], [])
     admitted = admit_direct(pool, [[]], policy=policy, experience={"learned": 0.95, "marked": -0.5})
     assert [c.id for c in admitted] == ["plain", "learned", "marked"]
+
+
+def test_a_date_the_question_names_lifts_memories_of_that_time_and_hides_none() -> None:
+    policy = RankingPolicy(floor=0.4, margin=0.3, neighbour_weight=0.0, salience_weight=0.0, time_weight=0.2)
+    when = {
+        "june": datetime(2023, 6, 20, tzinfo=UTC),
+        "july": datetime(2023, 7, 14, tzinfo=UTC),
+        "told_later": datetime(2023, 8, 3, 9, 30, tzinfo=UTC),  # within the week after July
+        "september": datetime(2023, 9, 1, tzinfo=UTC),
+    }
+    rows = [row("undated", 0.66), *({**row(k, 0.6), "occurred_at": v} for k, v in when.items())]
+    july = windows("What did the kids paint in July 2023?")
+    ranked = [c.id for c in admit_direct(merge_candidates(rows, []), [[]], policy=policy, windows=july)]
+    assert ranked[:2] == ["july", "told_later"]
+    assert set(ranked) == {"undated", *when}  # an order signal, never a filter
+    undated = [c.id for c in admit_direct(merge_candidates(rows, []), [[]], policy=policy)]
+    assert undated[0] == "undated"  # no date in the question: no lift
