@@ -105,6 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
     learning.add_argument("--data", required=True, help="LoCoMo JSON file")
     learning.add_argument("--out", default="bench-results", help="directory for JSON and Markdown")
     learning.add_argument("--limit", type=int, help="only the first N questions")
+    learning.add_argument(
+        "--pages",
+        type=int,
+        default=1,
+        help="training: read on (continue_from) while no shown memory holds evidence, up to N pages of 10",
+    )
     learning.add_argument("--keep", action="store_true", help="keep the benchmark scopes in the database")
     _common(learning)
 
@@ -254,7 +260,7 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
         if args.bench == "retrieval":
             result = await bench_retrieval.run(app, dataset, limit=args.limit, probes=not args.no_probes)
         else:
-            result = await bench_learning.run(app, dataset, limit=args.limit)
+            result = await bench_learning.run(app, dataset, limit=args.limit, pages=args.pages)
         if not args.keep:
             for scope in result["scopes"]:
                 await app.db.run_write("delete_scope", scope=scope)

@@ -44,10 +44,14 @@ async def _rank_all(app: App, corpora: dict[str, Corpus], queries: list[Query], 
     return out
 
 
-async def _train(app: App, corpora: dict[str, Corpus], queries: list[Query]) -> dict[str, int]:
-    """Ask each training question through recall and give oracle feedback on what was shown."""
+async def _train(
+    app: App, corpora: dict[str, Corpus], queries: list[Query], pages: int = 1
+) -> dict[str, int]:
+    """Ask each training question through recall and give oracle feedback on what was shown.
+    With ``pages`` > 1 the agent reads on (continue_from) while no shown memory holds evidence,
+    as one that has not found its answer would, up to that many pages of 10."""
     sessions: dict[str, str] = {}
-    counts = {"retrievals": 0, "used": 0, "irrelevant": 0}
+    counts = {"retrievals": 0, "pages": 0, "used": 0, "irrelevant": 0}
     bar = progress(len(queries), "feedback")
     for q in queries:
         corpus = corpora[q.corpus]
@@ -63,8 +67,20 @@ async def _train(app: App, corpora: dict[str, Corpus], queries: list[Query]) -> 
             RecallRequest(session_id=sessions[q.corpus], scope=corpus.scope, query=q.text, page_size=10),
             BENCH_CLIENT,
         )
+        seen = list(shown.memories)
+        read, cursor = 1, shown.continue_from
+        while (
+            read < pages and cursor and not any(corpus.refs_of.get(m.memory_id, set()) & q.gold for m in seen)
+        ):
+            more = await app.services.recall.recall(
+                RecallRequest(session_id=sessions[q.corpus], scope=corpus.scope, continue_from=cursor),
+                BENCH_CLIENT,
+            )
+            seen += more.memories
+            read, cursor = read + 1, more.continue_from
+        counts["pages"] += read
         entries = []
-        for memory in shown.memories:
+        for memory in seen:
             if corpus.refs_of.get(memory.memory_id, set()) & q.gold:
                 entries.append({"memory_id": memory.memory_id, "assessment": "used", "effect": "helped"})
                 counts["used"] += 1
@@ -87,7 +103,7 @@ def _slice(results: list[Ranked], picks: list[int]) -> dict[str, float]:
     return summarize([results[i] for i in picks])
 
 
-async def run(app: App, dataset: Dataset, limit: int | None = None) -> dict[str, Any]:
+async def run(app: App, dataset: Dataset, limit: int | None = None, pages: int = 1) -> dict[str, Any]:
     import secrets
 
     run_id = secrets.token_hex(3)
@@ -110,7 +126,7 @@ async def run(app: App, dataset: Dataset, limit: int | None = None) -> dict[str,
     unrelated = [i for i in held if i not in set(shared)]
 
     before = await _rank_all(app, corpora, queries, "before")
-    counts = await _train(app, corpora, [queries[i] for i in train])
+    counts = await _train(app, corpora, [queries[i] for i in train], pages)
     after = await _rank_all(app, corpora, queries, "after")
 
     slices = {"a_same_questions": train, "b_shared_evidence": shared, "c_unrelated": unrelated}
@@ -119,6 +135,7 @@ async def run(app: App, dataset: Dataset, limit: int | None = None) -> dict[str,
         "policy": app.services.recall.policy.version,
         "embedding_model": app.embedder.model_name,
         "feedback": counts,
+        "max_pages": pages,
         "slices": {},
         "scopes": [c.scope for c in corpora.values()],
     }
@@ -142,7 +159,9 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         f"policy `{report['policy']}`, embedding `{report['embedding_model']}`; oracle feedback on "
         f"{report['feedback']['retrievals']} retrievals ({report['feedback']['used']} used, "
-        f"{report['feedback']['irrelevant']} irrelevant)",
+        f"{report['feedback']['irrelevant']} irrelevant); the agent read up to "
+        f"{report.get('max_pages', 1)} page(s) of 10 while it had not found the evidence "
+        f"({report['feedback'].get('pages', report['feedback']['retrievals'])} pages read)",
         "",
         "| slice | questions | R@5 before | R@5 after | Δ R@5 | R@10 before | R@10 after | Δ R@10 "
         "| Δ nDCG@10 |",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from slowave_graph.app import App
-from slowave_graph.bench import report
+from slowave_graph.bench import learning, report
 from slowave_graph.bench.datasets import load_locomo
 from slowave_graph.bench.retrieval import offtopic_probes, run
 
@@ -48,3 +48,31 @@ async def test_bench_ingests_scores_and_cleans_up(app: App, tmp_path: Path) -> N
         database_=app.db.database,
     )  # fmt: skip
     assert left.records[0]["n"] == 0
+
+
+async def test_learning_bench_trains_on_half_and_reports_slices(app: App, tmp_path: Path) -> None:
+    turns = [
+        *TURNS,
+        *[("Bo", f"Training log {i}: an easy run of {5 + i} km by the river.") for i in range(14)],
+    ]
+    sample = {"sample_id": "conv-l", "conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "10:00 am on 1 June, 2023",
+        "session_1": [{"speaker": s, "dia_id": f"D1:{i + 1}", "text": t} for i, (s, t) in enumerate(turns)]},
+        "qa": [{"question": "What is the name of Ann's cat?", "evidence": ["D1:1"], "category": 1},
+               {"question": "Where did Ann's sister move?", "evidence": ["D1:3"], "category": 4},
+               {"question": "Which shoes does Bo run in now?", "evidence": ["D1:4"], "category": 4},
+               {"question": "Which marathon is Bo training for?", "evidence": ["D1:2"], "category": 4}]}  # fmt: skip
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps([sample]))
+    result = await learning.run(app, load_locomo(path), pages=2)
+    feedback = result["feedback"]
+    assert feedback["retrievals"] == 2  # every other question of the corpus trains
+    assert feedback["retrievals"] <= feedback["pages"] <= 2 * feedback["retrievals"]
+    assert feedback["used"] >= 1
+    slices = result["slices"]
+    assert slices["a_same_questions"]["questions"] == 2
+    assert slices["b_shared_evidence"]["questions"] + slices["c_unrelated"]["questions"] == 2
+    assert slices["a_same_questions"]["after"]["recall@5"] >= slices["a_same_questions"]["before"]["recall@5"]
+    assert "up to 2 page(s) of 10" in learning.markdown(result)
+    for scope in result["scopes"]:
+        await app.db.run_write("delete_scope", scope=scope)
