@@ -1,6 +1,7 @@
 // Finding memories: direct hits (vector + full-text), associated hits (graph traversal).
 // Every search returns the same columns so the ranking code treats them alike; occurred_at is the
-// memory's time (when it happened, else when it was recorded) for questions that name a date.
+// memory's time (when it happened, else when it was recorded), in epoch seconds, for questions
+// that name a date.
 
 // name: vector_search_filtered
 // Neo4j 2026.01+: Cypher 25 SEARCH filters on scope and status inside the vector index, so the
@@ -22,7 +23,7 @@ MATCH (m:Memory)
 RETURN qi, m.id AS id, 2 * score - 1 AS cosine, m.content AS content, m.type AS type,
        m.salience AS salience, m.integration AS integration,
        m.integration_version AS integration_version,
-       coalesce(m.occurred_at, m.created_at) AS occurred_at;
+       coalesce(m.occurred_at, m.created_at).epochSeconds AS occurred_at;
 
 // name: vector_search_overfetch
 // Neo4j 5.26: the index cannot filter, so fetch more neighbours than needed ($fetch ≥ $k, chosen
@@ -41,7 +42,7 @@ WITH qi, hit.m AS m, hit.score AS score
 RETURN qi, m.id AS id, 2 * score - 1 AS cosine, m.content AS content, m.type AS type,
        m.salience AS salience, m.integration AS integration,
        m.integration_version AS integration_version,
-       coalesce(m.occurred_at, m.created_at) AS occurred_at;
+       coalesce(m.occurred_at, m.created_at).epochSeconds AS occurred_at;
 
 // name: vector_scan_scope
 // Exact cosine over one scope through the (scope, status) index: the strategy for small scopes on
@@ -57,7 +58,7 @@ WITH qi, hit.m AS m, hit.similarity AS similarity
 RETURN qi, m.id AS id, 2 * similarity - 1 AS cosine, m.content AS content, m.type AS type,
        m.salience AS salience, m.integration AS integration,
        m.integration_version AS integration_version,
-       coalesce(m.occurred_at, m.created_at) AS occurred_at;
+       coalesce(m.occurred_at, m.created_at).epochSeconds AS occurred_at;
 
 // name: scope_memory_count
 // Size of a scope's active memory set (index-backed), to pick a vector strategy on 5.26.
@@ -77,7 +78,7 @@ RETURN m.id AS id, score AS bm25,
        m.content AS content, m.type AS type,
        m.salience AS salience, m.integration AS integration,
        m.integration_version AS integration_version,
-       coalesce(m.occurred_at, m.created_at) AS occurred_at;
+       coalesce(m.occurred_at, m.created_at).epochSeconds AS occurred_at;
 
 // name: candidate_context
 // What the graph says around the candidates, in one round trip:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any
 
 from slowave_graph.services.text import term_coverage
@@ -86,7 +85,7 @@ class Candidate:
     cosines: dict[int, float] = field(default_factory=dict)  # per cue (query vector)
     bm25: float | None = None
     strength: float | None = None  # associated pathway
-    occurred_at: datetime | None = None  # when it happened, else when it was recorded
+    occurred_at: float | None = None  # epoch seconds: when it happened, else when recorded
     score: float = 0.0
     pathway: str = "direct"
     notes: dict[str, float] = field(default_factory=dict)
@@ -111,7 +110,8 @@ def merge_candidates(
                 integration_version=_opt_str(row.get("integration_version")),
             )
         if cand.occurred_at is None:  # experience rows carry no time; a search row of it may
-            cand.occurred_at = _moment(row.get("occurred_at"))
+            occurred = row.get("occurred_at")
+            cand.occurred_at = float(occurred) if isinstance(occurred, int | float) else None
         per_cue: list[tuple[int, float]] = []
         if row.get("cosine") is not None:
             per_cue.append((int(_float(row.get("qi"), 0)), _float(row["cosine"], -1.0)))
@@ -152,11 +152,11 @@ def experience_scores(
     return {m: best.get(m, 0.0) + worst.get(m, 0.0) for m in set(best) | set(worst)}
 
 
-def in_time(cand: Candidate, windows: Iterable[Window], policy: RankingPolicy = DEFAULT_POLICY) -> bool:
+def in_time(cand: Candidate, windows: list[Window], policy: RankingPolicy = DEFAULT_POLICY) -> bool:
     """Whether the memory's time lies in a window the question names (or just after it)."""
-    if cand.occurred_at is None:
+    if not windows or cand.occurred_at is None:
         return False
-    grace = timedelta(days=policy.time_grace_days)
+    grace = policy.time_grace_days * 86_400.0
     return any(w.holds(cand.occurred_at, grace) for w in windows)
 
 
@@ -165,11 +165,11 @@ def fused_order(
 ) -> list[str]:
     """Candidate ids by fused score before context (to pick whose neighbours to look up)."""
     max_bm25 = max((c.bm25 or 0.0) for c in pool.values()) if pool else 0.0
-    windows = list(windows)
+    dated = list(windows)
 
     def fused(c: Candidate) -> float:
         lexical = (c.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
-        timely = policy.time_weight if in_time(c, windows, policy) else 0.0
+        timely = policy.time_weight if in_time(c, dated, policy) else 0.0
         return (c.cosine if c.cosine is not None else -1.0) + policy.bm25_weight * lexical + timely
 
     return [c.id for c in sorted(pool.values(), key=lambda c: (-fused(c), c.id))]
@@ -204,7 +204,7 @@ def admit_direct(
     cosine when it is not a candidate itself).
     """
     experience = experience or {}
-    windows = list(windows)
+    dated = list(windows)
     if not pool:
         return []
     cues = sorted({qi for cand in pool.values() for qi in cand.cosines})
@@ -217,7 +217,7 @@ def admit_direct(
         prior = (min(max(cand.salience, 0.0), 1.0) - 0.5) * policy.salience_weight
         lexical = (cand.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
         learned = experience.get(cand.id, 0.0)
-        timely = policy.time_weight if in_time(cand, windows, policy) else 0.0
+        timely = policy.time_weight if in_time(cand, dated, policy) else 0.0
         fused[cand.id] = (
             (cand.cosine if cand.cosine is not None else -1.0)
             + policy.bm25_weight * lexical
@@ -312,12 +312,6 @@ def _float(value: object, default: float) -> float:
     if isinstance(value, int | float):
         return float(value)
     return default
-
-
-def _moment(value: object) -> datetime | None:
-    """A stored time as an aware datetime (the driver returns neo4j.time.DateTime)."""
-    native = value.to_native() if hasattr(value, "to_native") else value
-    return native if isinstance(native, datetime) and native.tzinfo is not None else None
 
 
 def _opt_str(value: object) -> str | None:

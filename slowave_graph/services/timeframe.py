@@ -9,7 +9,7 @@ phrases ("last week") depend on when the question is asked and are left to the t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 _MONTHS = {
@@ -45,11 +45,18 @@ class Window:
 
     start: datetime
     end: datetime
+    _span: tuple[float, float] = field(init=False, repr=False, compare=False)
 
-    def holds(self, moment: datetime, grace: timedelta) -> bool:
-        """Whether ``moment`` lies in the window or within ``grace`` after it (what happened is
-        often told a few days later: "last week I went …")."""
-        return self.start <= moment < self.end + grace
+    def __post_init__(self) -> None:
+        # ranking compares epoch seconds: the searches return times as numbers, which the driver
+        # decodes far faster than temporal values
+        object.__setattr__(self, "_span", (self.start.timestamp(), self.end.timestamp()))
+
+    def holds(self, seconds: float, grace_seconds: float) -> bool:
+        """Whether the moment (epoch seconds) lies in the window or within the grace after it
+        (what happened is often told a few days later: "last week I went …")."""
+        start, end = self._span
+        return start <= seconds < end + grace_seconds
 
 
 def windows(text: str) -> list[Window]:

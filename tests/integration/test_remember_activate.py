@@ -349,10 +349,11 @@ async def test_bad_remember_input_is_rejected_and_writes_nothing(app: App, scope
 
 
 async def test_a_question_that_names_a_date_ranks_what_happened_then_first(app: App, scope: str) -> None:
+    # the same words but the team's colour, so only a date can reorder them: amber (March) is the
+    # least like the question in meaning (cosine ~0.04 below the others with the bundled model)
     happened = {
         "2026-01-14T10:00:00Z": "Release retrospective: deploys were slow, team blue owns the fix",
-        # the least like the question in words: only its date can put it first
-        "2026-03-11T10:00:00Z": "Retro after the release: slow deploys again; the green team took the fix",
+        "2026-03-11T10:00:00Z": "Release retrospective: deploys were slow, team amber owns the fix",
         "2026-05-13T10:00:00Z": "Release retrospective: deploys were slow, team red owns the fix",
     }
     async with Client(build_server(app)) as client:

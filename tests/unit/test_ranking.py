@@ -146,7 +146,7 @@ def test_a_date_the_question_names_lifts_memories_of_that_time_and_hides_none() 
         "told_later": datetime(2023, 8, 3, 9, 30, tzinfo=UTC),  # within the week after July
         "september": datetime(2023, 9, 1, tzinfo=UTC),
     }
-    rows = [row("undated", 0.66), *({**row(k, 0.6), "occurred_at": v} for k, v in when.items())]
+    rows = [row("undated", 0.66), *({**row(k, 0.6), "occurred_at": v.timestamp()} for k, v in when.items())]
     july = windows("What did the kids paint in July 2023?")
     ranked = [c.id for c in admit_direct(merge_candidates(rows, []), [[]], policy=policy, windows=july)]
     assert ranked[:2] == ["july", "told_later"]
