@@ -21,6 +21,7 @@ from slowave_graph.graph.schema import ensure_schema
 from slowave_graph.neo4j_local.lease import ManagedLease
 from slowave_graph.services import Services
 from slowave_graph.services.context import utcnow
+from slowave_graph.services.ranking import policy_for
 from slowave_graph.telemetry import ToolMetrics
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,8 @@ async def open_app(settings: Settings, embedder: Embedder | None = None) -> Asyn
             repo = GraphRepository(db, idle_timeout=settings.session_idle_timeout)
             reaper = asyncio.create_task(reap_idle_sessions(repo, settings.session_idle_timeout))
             try:
-                yield App(settings, db, model, repo, Services.build(repo, model))
+                services = Services.build(repo, model, policy_for(settings.candidate_k))
+                yield App(settings, db, model, repo, services)
             finally:
                 reaper.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

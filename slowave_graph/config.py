@@ -119,6 +119,15 @@ class Settings(BaseModel):
         "model directory. Changing it needs `slowave-graph reembed`.",
         json_schema_extra=_env("SLOWAVE_EMBEDDING_MODEL"),
     )
+    candidate_k: int = Field(
+        50,
+        ge=10,
+        le=200,
+        description="Memories fetched per cue from the vector index and from the full-text index before "
+        "ranking: retrieval depth against latency. On LoCoMo 30 instead of 50 cut retrieval p50 from "
+        "30 to 21 ms for recall@5 0.625 instead of 0.630.",
+        json_schema_extra=_env("SLOWAVE_CANDIDATE_K"),
+    )
     session_idle_timeout: float = Field(
         3600.0,
         gt=0,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from slowave_graph.services.text import term_coverage
@@ -69,6 +69,17 @@ class RankingPolicy:
 
 
 DEFAULT_POLICY = RankingPolicy()
+
+
+def policy_for(candidate_k: int) -> RankingPolicy:
+    """The default policy at another retrieval depth; its version says so, since results differ."""
+    if candidate_k == DEFAULT_POLICY.candidate_k:
+        return DEFAULT_POLICY
+    return replace(
+        DEFAULT_POLICY,
+        candidate_k=candidate_k,
+        version=f"{DEFAULT_POLICY.version}-k{candidate_k}",
+    )
 
 
 @dataclass

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from slowave_graph.services.paging import ASSOCIATED_PER_PAGE, paginate
-from slowave_graph.services.ranking import RankingPolicy, admit_direct, merge_candidates
+from slowave_graph.services.ranking import (
+    DEFAULT_POLICY,
+    RankingPolicy,
+    admit_direct,
+    merge_candidates,
+    policy_for,
+)
 from slowave_graph.services.timeframe import windows
 
 POLICY = RankingPolicy(floor=0.4, margin=0.2, lexical_weight=0.1, salience_weight=0.0)
@@ -153,3 +160,13 @@ def test_a_date_the_question_names_lifts_memories_of_that_time_and_hides_none() 
     assert set(ranked) == {"undated", *when}  # an order signal, never a filter
     undated = [c.id for c in admit_direct(merge_candidates(rows, []), [[]], policy=policy)]
     assert undated[0] == "undated"  # no date in the question: no lift
+
+
+def test_another_retrieval_depth_is_a_policy_of_its_own_version() -> None:
+    assert policy_for(DEFAULT_POLICY.candidate_k) is DEFAULT_POLICY
+    shallow = policy_for(30)
+    assert shallow.candidate_k == 30 and shallow.version == f"{DEFAULT_POLICY.version}-k30"
+    assert (
+        replace(shallow, candidate_k=DEFAULT_POLICY.candidate_k, version=DEFAULT_POLICY.version)
+        == DEFAULT_POLICY
+    )
