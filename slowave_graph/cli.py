@@ -139,9 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument(
         "--warmup",
         type=int,
-        default=20,
-        help="lifecycles run before measuring each size (model, pools, and Neo4j's page cache after "
-        "a restart: a cold cache at 1M made activate ~3x slower)",
+        default=200,
+        help="lifecycles run before measuring each size: Neo4j's JIT compiler and page cache after a "
+        "restart (at 100k, 40 warm-up lifecycles left activate at p50 65 ms, 200 gave 41 ms; a cold "
+        "page cache at 1M made it ~3x slower)",
     )
     load.add_argument("--out", default="bench-results", help="directory for JSON, Markdown and PNG")
     _common(load)

@@ -53,7 +53,7 @@ class LoadOptions:
     sequential_remembers: int = 200
     prefix: str = "load"
     fill_vectors: str = "exact"  # or "derived" (bench.derived): the 1M figures use derived vectors
-    warmup: int = 20  # lifecycles before measuring a size: model, pools, Neo4j page cache
+    warmup: int = 200  # lifecycles before measuring a size: model, pools, Neo4j's JIT and page cache
 
 
 # ------------------------------------------------------------------ fill
