@@ -132,12 +132,19 @@ RETURN size(used) AS used;
 
 // name: update_retrieval_feedback
 // Whole-result notes and the coverage state after a call; learned marks retrievals whose feedback
-// later questions can inherit (see experience_* in retrieval.cypher). complete_exposures records how many
-// exposures a successful complete declaration covered: pages served later reopen the retrieval.
+// later questions can inherit (see experience_* in retrieval.cypher), and the first such feedback
+// copies the query vector into experience_embedding, the property the experience vector index
+// holds (so only learned retrievals pay for index maintenance). complete_exposures records how
+// many exposures a successful complete declaration covered: pages served later reopen the retrieval.
 MATCH (r:Retrieval {id: $retrieval_id})
 SET r.learned = CASE WHEN $learned THEN true ELSE r.learned END,
     r.retrieval_quality = coalesce($retrieval_quality, r.retrieval_quality),
     r.missing = coalesce(r.missing, []) + coalesce($missing, [])
+WITH r
+CALL (r) {
+  WITH r WHERE r.learned = true AND r.experience_embedding IS NULL AND r.query_embedding IS NOT NULL
+  SET r.experience_embedding = r.query_embedding
+}
 WITH r,
      COLLECT { MATCH (r)-[:EXPOSED]->(m:Memory)
                WHERE NOT EXISTS { (r)-[:ASSESSED {status: 'accepted'}]->(m) } RETURN m.id } AS memory_ids,

@@ -369,10 +369,11 @@ SET p.embedding = row.embedding
 RETURN count(p) AS updated;
 
 // name: reembed_set_retrievals
-// Writes a page of recomputed retrieval query vectors.
+// Writes a page of recomputed retrieval query vectors, and their indexed copy on learned ones.
 UNWIND $rows AS row
 MATCH (r:Retrieval {id: row.id})
-SET r.query_embedding = row.embedding
+SET r.query_embedding = row.embedding,
+    r.experience_embedding = CASE WHEN r.experience_embedding IS NULL THEN null ELSE row.embedding END
 RETURN count(r) AS updated;
 
 // name: reembed_begin
@@ -393,8 +394,8 @@ RETURN e.model AS model, e.dimension AS dimension;
 DROP INDEX memory_embedding IF EXISTS;
 
 // name: drop_retrieval_vector_index
-// Likewise the vector index of retrieval query vectors (Neo4j 2026.01+; absent on 5.26).
-DROP INDEX retrieval_query_embedding IF EXISTS;
+// Likewise the vector index of learned retrievals' query vectors (Neo4j 2026.01+; absent on 5.26).
+DROP INDEX retrieval_experience_embedding IF EXISTS;
 
 // name: drop_procedure_vector_index
 // Likewise the vector index of procedures (Neo4j 2026.01+; absent on 5.26).

@@ -148,13 +148,14 @@ RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
 // stays ~12 ms. The EXISTS guard keeps a scope without learned retrievals away from SEARCH (the
 // Neo4j 2026.09.0 failure described at vector_search_filtered).
 CYPHER 25
-WITH EXISTS { MATCH (:Retrieval {scope: $scope, learned: true}) } AS present
+WITH EXISTS { MATCH (r:Retrieval {scope: $scope, learned: true}) WHERE r.experience_embedding IS NOT NULL }
+     AS present
 WHERE present
 UNWIND $embeddings AS e
 MATCH (r:Retrieval)
   SEARCH r IN (
-    VECTOR INDEX retrieval_query_embedding FOR e
-    WHERE r.scope = $scope AND r.learned = true
+    VECTOR INDEX retrieval_experience_embedding FOR e
+    WHERE r.scope = $scope
     LIMIT $k
   ) SCORE AS score
 WITH r, max(2 * score - 1) AS similarity

@@ -68,6 +68,8 @@ async def ensure_schema(db: Database, model: str, dimension: int, timeout_second
     rebuilt = await _drop_outdated_fulltext_indexes(db)
     for name in names:
         await _create(db, name, dimension)
+    if info.supports_search_clause:
+        await _retire_retrieval_query_index(db)
     # a rebuilt full-text index is repopulated from every stored text (measured: 3 s for 100k
     # memories on 2 cores); allow a large store the time it needs rather than fail the start
     await db.run_schema(
@@ -108,6 +110,17 @@ async def _drop_outdated_fulltext_indexes(db: Database) -> list[str]:
             await db.run_schema(_FULLTEXT_DROP[str(row["name"])])
             dropped.append(str(row["name"]))
     return dropped
+
+
+async def _retire_retrieval_query_index(db: Database) -> None:
+    """Earlier versions indexed every retrieval's query vector; the experience index now holds
+    only learned retrievals (experience_embedding). Copy first, then drop: a start-up interrupted
+    in between repeats the (idempotent) copy."""
+    if not await db.run_read("retrieval_query_index_exists"):
+        return
+    log.warning("moving the experience lookup to the index of learned retrievals (one-time)")
+    await db.run_schema("backfill_experience_embedding")
+    await db.run_schema("drop_retrieval_query_index")
 
 
 async def _create(db: Database, name: str, dimension: int) -> None:

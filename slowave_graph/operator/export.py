@@ -31,6 +31,7 @@ from slowave_graph.graph.schema import server_info
 from slowave_graph.operator.codec import Checksum, encode_props, line
 from slowave_graph.operator.model import FORMAT, FORMAT_VERSION, RELATIONSHIP_TYPES, SCOPED_LABELS
 from slowave_graph.operator.progress import Progress
+from slowave_graph.operator.texts import without_derived
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ def node_record(labels: list[str], props: dict[str, Any]) -> dict[str, Any]:
             f"node {props.get('id')!r} has labels {labels}: an export carries nodes with exactly one "
             f"label of the model ({', '.join(SCOPED_LABELS)})"
         )
-    return {"node": model[0], "props": encode_props(props)}
+    return {"node": model[0], "props": encode_props(without_derived(model[0], props))}
 
 
 def relationship_record(row: dict[str, Any]) -> dict[str, Any]:

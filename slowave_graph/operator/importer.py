@@ -30,7 +30,7 @@ from slowave_graph.operator.model import (
     is_header,
 )
 from slowave_graph.operator.progress import Progress
-from slowave_graph.operator.texts import VECTOR_PROPERTY, node_text
+from slowave_graph.operator.texts import VECTOR_PROPERTY, node_text, with_derived
 
 
 class ImportRefused(RuntimeError):
@@ -215,6 +215,8 @@ class _Writer:
             batch, self.nodes = self.nodes, []
             if self.embedder is not None:
                 await self._reembed(batch)
+            for row in batch:
+                row["props"] = with_derived(row["label"], row["props"])
             await self.db.write(self._nodes_work(batch))
             self.written["nodes"] += len(batch)
             done = len(batch)

@@ -35,3 +35,20 @@ def node_text(label: str, props: dict[str, Any]) -> str | None:
 
 
 VECTOR_PROPERTY = {"Memory": "embedding", "Procedure": "embedding", "Retrieval": "query_embedding"}
+
+# Index copies the database keeps beside a stored vector. An export leaves them out (they are not
+# content, and an export's checksum should not depend on them); an import derives them again.
+DERIVED_PROPERTIES = {"Retrieval": ("experience_embedding",)}
+
+
+def without_derived(label: str, props: dict[str, Any]) -> dict[str, Any]:
+    derived = DERIVED_PROPERTIES.get(label, ())
+    return {k: v for k, v in props.items() if k not in derived} if derived else props
+
+
+def with_derived(label: str, props: dict[str, Any]) -> dict[str, Any]:
+    """A learned retrieval's query vector, copied to the property the experience index holds
+    (``update_retrieval_feedback`` does the same when feedback first teaches something)."""
+    if label == "Retrieval" and props.get("learned") is True and props.get("query_embedding") is not None:
+        return {**props, "experience_embedding": props["query_embedding"]}
+    return props

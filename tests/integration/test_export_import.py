@@ -329,3 +329,41 @@ async def test_stats_report_indexes_and_store(app: App) -> None:
     store = stats["store"]  # the test Neo4j runs on this machine, so its directories are readable
     assert store is not None and store["store_bytes"] > 0
     assert store["total_bytes"] == store["store_bytes"] + store["transaction_log_bytes"]
+
+
+async def test_a_learned_retrieval_comes_back_with_its_experience_vector(
+    app: App, scope: str, tmp_path: Path
+) -> None:
+    """experience_embedding is an index copy: exports leave it out (checksums are over content),
+    imports derive it again, so a restored scope still inherits its feedback."""
+    from mcp import Client
+
+    from slowave_graph.mcp.server import build_server
+    from tests.mcp_helpers import activate, call, ok, remember
+
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Record"))["session_id"]
+        await remember(client, scope, session, "Payroll runs on the 25th of each month", "fact")
+        shown = await activate(client, scope, "When does payroll run?")
+        marks = [
+            {"memory_id": m["memory_id"], "assessment": "used", "effect": "helped"} for m in shown["memories"]
+        ]
+        ok(
+            await call(
+                client, "slowave_feedback", {"retrieval_id": shown["retrieval_id"], "memory_feedback": marks}
+            )
+        )
+    copies = "MATCH (r:Retrieval {scope: $scope}) WHERE r.experience_embedding IS NOT NULL RETURN r.id AS id"
+
+    async def copied() -> list[str]:
+        found, _, _ = await app.db.driver.execute_query(copies, scope=scope, database_=app.db.database)
+        return [r["id"] for r in found]
+
+    assert await copied() == [shown["retrieval_id"]]
+    path = tmp_path / "learned.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        await export_graph(app.db, out, [scope])
+    assert "experience_embedding" not in path.read_text()
+    done = await restore(app.db, read_export(path), replace=True)
+    assert done["verified"] == ["nodes", "relationships", "checksum"]
+    assert await copied() == [shown["retrieval_id"]]

@@ -39,7 +39,8 @@ async def test_schema_is_complete_and_idempotent(app: App) -> None:
     assert await schema_objects(app) == before
     if info.supports_search_clause:
         assert info.vector_filter_in_index, "2026.x must filter inside the vector index"
-        assert "retrieval_query_embedding" in before
+        assert "retrieval_experience_embedding" in before
+        assert "retrieval_query_embedding" not in before  # retired: see the migration test
     config = await app.db.run_read("vector_index_info")
     assert config[0]["config"]["vector.dimensions"] == 384
     assert config[0]["config"]["vector.similarity_function"].lower() == "cosine"
@@ -158,6 +159,16 @@ async def test_experience_search_agrees_with_the_scan(app: App, scope: str) -> N
         found[strategy] = sorted((r["id"], round(float(r["similarity"]), 4), r["assessment"]) for r in rows)
     assert found["scan"], "the learned retrievals must be found"
     assert found["filtered"] == found["scan"]
+    # only retrievals that taught something carry the indexed copy of their query vector
+    vectors = await app.db.driver.execute_query(
+        "MATCH (r:Retrieval {scope: $scope}) RETURN r.query STARTS WITH 'How' AS learned_one, "
+        "r.learned AS learned, r.query_embedding = r.experience_embedding AS copied, "
+        "r.experience_embedding IS NULL AS uncopied",
+        scope=scope,
+        database_=app.db.database,
+    )
+    kinds = sorted((r["learned_one"], r["learned"], r["copied"], r["uncopied"]) for r in vectors.records)
+    assert kinds == [(False, None, None, True)] + [(True, True, True, False)] * len(services)
     await app.db.run_write("delete_scope", scope=scope)
     assert (
         await app.db.run_read("experience_search", scope=scope, embeddings=cues, min_similarity=0.0, k=3)
@@ -250,3 +261,50 @@ async def test_a_fulltext_index_of_the_old_analyzer_is_rebuilt_with_stemming(app
     assert analyzers == {"memory_text": "english", "procedure_text": "english"}
     after = await app.db.driver.execute_query(search, q=lucene, database_=app.db.database)
     assert [r["id"] for r in after.records] == [stored["memory_id"]]
+
+
+async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(app: App, scope: str) -> None:
+    """Databases of earlier versions indexed every retrieval's query vector. At start-up the
+    learned ones get experience_embedding (found by the experience search again), and the old
+    index, which cost every activate and recall its upkeep, is dropped."""
+    if not (app.db.server and app.db.server.vector_filter_in_index):
+        pytest.skip("the retrieval vector index needs in-index filtering (Neo4j 2026.01+)")
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Record"))["session_id"]
+        await remember(client, scope, session, "Invoices are archived to S3 every night", "fact")
+        shown = await activate(client, scope, "Where are invoices archived?")
+        marks = [
+            {"memory_id": m["memory_id"], "assessment": "used", "effect": "helped"} for m in shown["memories"]
+        ]
+        assert marks
+        ok(
+            await call(
+                client, "slowave_feedback", {"retrieval_id": shown["retrieval_id"], "memory_feedback": marks}
+            )
+        )
+    [cue] = await app.embedder.aembed(["Where are invoices archived?"])
+
+    async def experience() -> list[str]:
+        rows = await app.db.run_read(
+            "experience_search", scope=scope, embeddings=[cue], min_similarity=0.8, k=5
+        )
+        return sorted({str(r["id"]) for r in rows})
+
+    assert await experience() == sorted(m["memory_id"] for m in marks)
+    # the state an earlier version left: no copies, and the index over every query vector
+    run = app.db.driver.execute_query
+    await run("MATCH (r:Retrieval {scope: $scope}) REMOVE r.experience_embedding", scope=scope,
+              database_=app.db.database)  # fmt: skip
+    await run(
+        "CYPHER 25 CREATE VECTOR INDEX retrieval_query_embedding IF NOT EXISTS FOR (r:Retrieval) ON r.query_embedding "
+        "WITH [r.scope, r.learned] OPTIONS {indexConfig: {`vector.dimensions`: 384, "
+        "`vector.similarity_function`: 'cosine'}}",
+        database_=app.db.database,
+    )
+    await app.db.run_schema("await_indexes", timeout_seconds=120)
+    assert await app.db.run_read("retrieval_query_index_exists")
+    assert await experience() == [], "without the copies the learned retrieval is not found"
+
+    await ensure_schema(app.db, app.embedder.model_name, app.embedder.dimension)
+    assert not await app.db.run_read("retrieval_query_index_exists")
+    assert await experience() == sorted(m["memory_id"] for m in marks)
