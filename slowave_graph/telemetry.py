@@ -9,6 +9,7 @@ Timing costs two ``perf_counter`` calls per measured block; nothing is recorded 
 from __future__ import annotations
 
 import contextvars
+import gc
 import random
 import threading
 import time
@@ -132,3 +133,59 @@ class ToolMetrics:
                 "mean_transactions": round(sum(r[3] for r in rows) / n, 2),
             }
         return out
+
+
+class GcPauses:
+    """The garbage collector's pauses per generation (count, total and longest), through
+    ``gc.callbacks``. A full (gen-2) collection stops every Python thread of the server for its
+    duration, so its pauses show in call latencies; ``/metrics`` reports them beside the tools.
+    One per process (``GC_PAUSES``), installed by ``serve``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started = 0.0
+        self._pauses: dict[int, list[float]] = {}  # generation -> [count, total s, max s]
+        self.installed = False
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        pause = time.perf_counter() - self._started
+        with self._lock:
+            row = self._pauses.setdefault(int(info["generation"]), [0, 0.0, 0.0])
+            row[0] += 1
+            row[1] += pause
+            row[2] = max(row[2], pause)
+
+    def install(self) -> None:
+        if not self.installed:
+            gc.callbacks.append(self._callback)
+            self.installed = True
+
+    def uninstall(self) -> None:
+        if self.installed:
+            gc.callbacks.remove(self._callback)
+            self.installed = False
+
+    def reset(self) -> None:
+        with self._lock:
+            self._pauses.clear()
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            rows = {gen: list(row) for gen, row in sorted(self._pauses.items())}
+        return {
+            "frozen_objects": gc.get_freeze_count(),
+            "generations": {
+                str(gen): {
+                    "collections": int(count),
+                    "total_ms": round(total * 1000, 2),
+                    "max_ms": round(longest * 1000, 2),
+                }
+                for gen, (count, total, longest) in rows.items()
+            },
+        }
+
+
+GC_PAUSES = GcPauses()

@@ -446,6 +446,7 @@ async def run(
                     f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10
                 ).json()
                 phase["server"] = server_split["tools"]
+                phase["gc"] = server_split.get("gc")
                 phase["server_rss_mb"] = rss_mb(server.proc.pid)
                 phase["neo4j_rss_mb"] = rss_mb(neo4j_pid(bolt_port))
                 # a shared machine's other work shows in every latency: keep it beside them

@@ -15,6 +15,14 @@ SHORT = {
 }
 
 
+def full_collections(phase: dict[str, Any]) -> str:
+    """The server's gen-2 collections during a phase: how many, and the longest pause."""
+    gen2 = ((phase.get("gc") or {}).get("generations") or {}).get("2")
+    if gen2 is None:
+        return "0" if phase.get("gc") else "–"
+    return f"{gen2['collections']}, {gen2['max_ms']:.1f} ms"
+
+
 def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# bench load — slowave-graph {result['version']}, Neo4j {result['neo4j']}, "
@@ -50,15 +58,16 @@ def markdown(result: dict[str, Any]) -> str:
                 )
     lines += [
         "",
-        "| memories | clients | calls/s | lifecycles/s | errors | server RSS MB | Neo4j RSS MB | load avg |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| memories | clients | calls/s | lifecycles/s | errors | server RSS MB | Neo4j RSS MB | load avg "
+        "| server full GCs (count, longest) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for entry in result["sizes"]:
         for phase in entry["phases"]:
             lines.append(
                 f"| {entry['size']:,} | {phase['clients']} | {phase['calls_per_second']} | "
                 f"{phase['lifecycles_per_second']} | {phase['error_count']} | {phase['server_rss_mb']} | "
-                f"{phase['neo4j_rss_mb']} | {phase.get('loadavg_1m', '')} |"
+                f"{phase['neo4j_rss_mb']} | {phase.get('loadavg_1m', '')} | {full_collections(phase)} |"
             )
     lines += [
         "",

@@ -17,6 +17,7 @@ from slowave_graph.app import App
 from slowave_graph.config import Settings
 from slowave_graph.mcp.security import harden, is_loopback, transport_security
 from slowave_graph.mcp.tools import INSTRUCTIONS, build_tools
+from slowave_graph.telemetry import GC_PAUSES
 
 log = logging.getLogger(__name__)
 
@@ -52,12 +53,17 @@ def build_server(app: App) -> MCPServer[Any]:
 
     @server.custom_route("/metrics", methods=["GET", "DELETE"])
     async def metrics(request: Request) -> JSONResponse:
-        """Per-tool latency percentiles since start, split into embed / neo4j / python.
-        DELETE starts a new window (the load benchmark does, between phases)."""
-        snapshot = app.metrics.snapshot()
+        """Per-tool latency percentiles since start, split into embed / neo4j / python, and the
+        garbage collector's pauses (when serve installed the monitor). DELETE starts a new
+        window (the load benchmark does, between phases)."""
+        snapshot = {
+            "tools": app.metrics.snapshot(),
+            "gc": GC_PAUSES.snapshot() if GC_PAUSES.installed else None,
+        }
         if request.method == "DELETE":
             app.metrics.reset()
-        return JSONResponse({"tools": snapshot})
+            GC_PAUSES.reset()
+        return JSONResponse(snapshot)
 
     return server
 

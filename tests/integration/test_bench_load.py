@@ -38,6 +38,9 @@ async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_pa
         assert server["calls"] >= 4 and server["mean_transactions"] >= 2
         assert server["mean_embed_ms"] > 0 and server["mean_neo4j_ms"] > 0
         assert phase["server_rss_mb"] and phase["server_rss_mb"] > 50
+        # serve froze its start-up heap and reports the collector's pauses of the phase
+        assert phase["gc"]["frozen_objects"] > 10_000
+        assert phase["gc"]["generations"]["0"]["collections"] > 0
         assert entry["sequential_remember"]["count"] == 5 and not entry["sequential_remember"]["errors"]
         assert entry["floor"]["embedding_ms"]["p50"] > 0
         paths = load_report.write(result, tmp_path)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 
-from slowave_graph.telemetry import ToolMetrics, measure, tool_call
+from slowave_graph.telemetry import GcPauses, ToolMetrics, measure, tool_call
 
 
 def test_parts_are_recorded_inside_a_call_only() -> None:
@@ -48,3 +49,22 @@ def test_percentiles_and_reset() -> None:
     assert snap["p50_ms"] <= snap["p95_ms"] <= snap["p99_ms"] <= 200
     metrics.reset()
     assert metrics.snapshot() == {}
+
+
+def test_gc_pauses_are_counted_per_generation_while_installed() -> None:
+    pauses = GcPauses()
+    pauses.install()
+    try:
+        garbage = [[i] for i in range(1000)]
+        del garbage
+        gc.collect()
+        gc.collect(0)
+        snap = pauses.snapshot()["generations"]
+        assert snap["2"]["collections"] >= 1 and snap["0"]["collections"] >= 1
+        assert snap["2"]["max_ms"] >= 0 and snap["2"]["total_ms"] >= snap["2"]["max_ms"]
+        pauses.reset()
+        assert pauses.snapshot()["generations"] == {}
+    finally:
+        pauses.uninstall()
+    gc.collect()
+    assert pauses.snapshot()["generations"] == {}, "nothing is recorded once uninstalled"
