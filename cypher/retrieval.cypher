@@ -7,19 +7,34 @@
 // Neo4j 2026.01+: Cypher 25 SEARCH filters on scope and status inside the vector index, so the
 // k nearest are the k nearest of this scope. One row per (query vector, hit); the vector index
 // reports (1 + cosine) / 2, converted back to cosine here.
-// The EXISTS guard is load-bearing: on Neo4j 2026.09.0 a filtered SEARCH whose filter matches no
-// live node of an index that has seen deletions fails inside the server and can drop the
-// connection (docs/managed-neo4j.md). An empty scope must never reach the SEARCH clause.
+// The live count is load-bearing: on Neo4j 2026.09.0 a filtered SEARCH whose LIMIT exceeds the
+// live nodes its filter matches, in an index that has seen deletions, fails inside the server and
+// never answers — the client waits forever (docs/managed-neo4j.md). So the scope's active
+// memories are counted, reading at most $search_from (= 2 * $k) index entries, and SEARCH only
+// runs for a scope that has at least that many; a smaller scope is scanned exactly, which returns
+// its true top-k and, for a few dozen memories, costs about as much as the search.
 CYPHER 25
-WITH EXISTS { MATCH (:Memory {scope: $scope, status: 'active'}) } AS present
-WHERE present
-UNWIND range(0, size($embeddings) - 1) AS qi
-MATCH (m:Memory)
-  SEARCH m IN (
-    VECTOR INDEX memory_embedding FOR $embeddings[qi]
-    WHERE m.scope = $scope AND m.status = 'active'
-    LIMIT $k
-  ) SCORE AS score
+WITH size(COLLECT { MATCH (m:Memory {scope: $scope, status: 'active'}) RETURN m.id LIMIT $search_from })
+     AS live
+CALL (live) {
+  WITH live WHERE live >= $search_from
+  UNWIND range(0, size($embeddings) - 1) AS qi
+  MATCH (m:Memory)
+    SEARCH m IN (
+      VECTOR INDEX memory_embedding FOR $embeddings[qi]
+      WHERE m.scope = $scope AND m.status = 'active'
+      LIMIT $k
+    ) SCORE AS score
+  RETURN qi, m, score
+  UNION ALL
+  WITH live WHERE 0 < live AND live < $search_from
+  UNWIND range(0, size($embeddings) - 1) AS qi
+  MATCH (m:Memory {scope: $scope, status: 'active'})
+  WITH qi, m, vector.similarity.cosine(m.embedding, $embeddings[qi]) AS score ORDER BY score DESC
+  WITH qi, collect({m: m, score: score})[..$k] AS hits
+  UNWIND hits AS hit
+  RETURN qi, hit.m AS m, hit.score AS score
+}
 RETURN qi, m.id AS id, 2 * score - 1 AS cosine, m.content AS content, m.type AS type,
        m.salience AS salience, m.integration AS integration,
        m.integration_version AS integration_version,
@@ -140,25 +155,38 @@ RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
        m.integration AS integration, m.integration_version AS integration_version;
 
 // name: experience_search
-// experience through the vector index of retrieval query vectors (Neo4j 2026.01+): per cue the $k
-// nearest learned retrievals of this scope, filtered inside the index; the best over the cues is
-// each one's similarity, and their union holds the exact top-$k of the scan below (a retrieval in
-// that top-$k is within its best cue's top-$k). The scan reads every learned retrieval of the
-// scope — ~0.1 ms each, growing with every feedback ever given (8,000 took ~0.9 s); the search
-// stays ~12 ms. The EXISTS guard keeps a scope without learned retrievals away from SEARCH (the
-// Neo4j 2026.09.0 failure described at vector_search_filtered).
+// experience through the vector index of learned retrievals' query vectors (Neo4j 2026.01+): per
+// cue the $k nearest learned retrievals of this scope, filtered inside the index; the best over the
+// cues is each one's similarity, and their union holds the exact top-$k of the scan above (a
+// retrieval in that top-$k is within its best cue's top-$k). The scan reads every learned
+// retrieval of the scope — ~0.1 ms each, growing with every feedback ever given (8,000 took
+// ~0.9 s); the search stays ~12 ms. Like vector_search_filtered, SEARCH only runs when the scope
+// has at least $search_from (= 2 * $k) learned retrievals (a LIMIT above the live matches can
+// hang Neo4j 2026.09.0); fewer are compared exactly.
 CYPHER 25
-WITH EXISTS { MATCH (r:Retrieval {scope: $scope, learned: true}) WHERE r.experience_embedding IS NOT NULL }
-     AS present
-WHERE present
-UNWIND $embeddings AS e
-MATCH (r:Retrieval)
-  SEARCH r IN (
-    VECTOR INDEX retrieval_experience_embedding FOR e
-    WHERE r.scope = $scope
-    LIMIT $k
-  ) SCORE AS score
-WITH r, max(2 * score - 1) AS similarity
+WITH size(COLLECT {
+       MATCH (r:Retrieval {scope: $scope, learned: true}) WHERE r.experience_embedding IS NOT NULL
+       RETURN r.id LIMIT $search_from
+     }) AS live
+CALL (live) {
+  WITH live WHERE live >= $search_from
+  UNWIND $embeddings AS e
+  MATCH (r:Retrieval)
+    SEARCH r IN (
+      VECTOR INDEX retrieval_experience_embedding FOR e
+      WHERE r.scope = $scope
+      LIMIT $k
+    ) SCORE AS score
+  RETURN r, max(2 * score - 1) AS similarity
+  UNION ALL
+  WITH live WHERE 0 < live AND live < $search_from
+  MATCH (r:Retrieval {scope: $scope, learned: true})
+  WHERE r.experience_embedding IS NOT NULL
+  WITH r, [e IN $embeddings | vector.similarity.cosine(r.experience_embedding, e)] AS similarities
+  RETURN r, 2 * reduce(best = 0.0, s IN similarities | CASE WHEN s > best THEN s ELSE best END) - 1
+         AS similarity
+}
+WITH r, similarity
 WHERE similarity >= $min_similarity
 WITH r, similarity ORDER BY similarity DESC LIMIT $k
 MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
@@ -270,18 +298,29 @@ LIMIT $k;
 // procedure_search through the procedure vector index (Neo4j 2026.01+): per cue the $k nearest
 // active procedures of the scope, filtered inside the index; a procedure's cosine is its best over
 // the cues, and the union holds the scan's top-$k. A scope's procedures grow with every commit
-// that records one, so the scan's cost would too. Guarded like vector_search_filtered.
+// that records one, so the scan's cost would too. Like vector_search_filtered, SEARCH only runs
+// when the scope has at least $search_from (= 2 * $k) active procedures; fewer are compared exactly.
 CYPHER 25
-WITH EXISTS { MATCH (:Procedure {scope: $scope, status: 'active'}) } AS present
-WHERE present
-UNWIND $embeddings AS e
-MATCH (p:Procedure)
-  SEARCH p IN (
-    VECTOR INDEX procedure_embedding FOR e
-    WHERE p.scope = $scope AND p.status = 'active'
-    LIMIT $k
-  ) SCORE AS score
-WITH p, max(2 * score - 1) AS cosine
+WITH size(COLLECT {
+       MATCH (p:Procedure {scope: $scope, status: 'active'}) RETURN p.id LIMIT $search_from
+     }) AS live
+CALL (live) {
+  WITH live WHERE live >= $search_from
+  UNWIND $embeddings AS e
+  MATCH (p:Procedure)
+    SEARCH p IN (
+      VECTOR INDEX procedure_embedding FOR e
+      WHERE p.scope = $scope AND p.status = 'active'
+      LIMIT $k
+    ) SCORE AS score
+  RETURN p, max(2 * score - 1) AS cosine
+  UNION ALL
+  WITH live WHERE 0 < live AND live < $search_from
+  UNWIND $embeddings AS e
+  MATCH (p:Procedure {scope: $scope, status: 'active'})
+  RETURN p, max(2 * vector.similarity.cosine(p.embedding, e) - 1) AS cosine
+}
+WITH p, max(cosine) AS cosine
 WHERE cosine >= $floor
 RETURN p.id AS id, cosine, p.goal AS goal, p.summary AS summary, p.outcome AS outcome,
        p.outcome_summary AS outcome_summary, p.caveats AS caveats,

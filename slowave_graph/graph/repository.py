@@ -25,6 +25,14 @@ EXACT_SCAN_MAX = 5_000
 OVERFETCH_MAX = 20_000
 
 
+def search_from(k: int) -> int:
+    """How many live matches a scope needs before a filtered vector SEARCH with LIMIT k is run:
+    on Neo4j 2026.09.0 a LIMIT above the live matches can make the server fail without answering
+    (cypher/retrieval.cypher, vector_search_filtered); smaller sets are compared exactly. Twice k
+    leaves room for memories retired while the statement runs."""
+    return 2 * k
+
+
 @dataclass(frozen=True)
 class ScopeState:
     has_memories: bool
@@ -296,6 +304,7 @@ class GraphRepository:
             embeddings=embeddings,
             floor=floor,
             k=k,
+            search_from=search_from(k),
         )
 
     async def procedure_details(self, ids: list[str]) -> list[dict[str, Any]]:
@@ -328,7 +337,9 @@ class GraphRepository:
         self, scope: str, embeddings: list[list[float]], k: int
     ) -> tuple[list[dict[str, Any]], bool]:
         if self._filtered(self.vector_strategy):  # one statement: an auto-commit read
-            found = await self.db.run_read("vector_search_filtered", scope=scope, embeddings=embeddings, k=k)
+            found = await self.db.run_read(
+                "vector_search_filtered", scope=scope, embeddings=embeddings, k=k, search_from=search_from(k)
+            )
             return found, _any_query_full(found, len(embeddings), k)
 
         async def work(tx: AsyncManagedTransaction) -> tuple[list[dict[str, Any]], bool]:
@@ -398,7 +409,12 @@ class GraphRepository:
         through the retrieval vector index where the server filters inside it, else a scan."""
         name = "experience_search" if self._filtered(self.vector_strategy) else "experience"
         return await self.db.run_read(
-            name, scope=scope, embeddings=embeddings, min_similarity=min_similarity, k=k
+            name,
+            scope=scope,
+            embeddings=embeddings,
+            min_similarity=min_similarity,
+            k=k,
+            search_from=search_from(k),
         )
 
     # ------------------------------------------------------------------ feedback

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -171,7 +172,9 @@ async def test_experience_search_agrees_with_the_scan(app: App, scope: str) -> N
     assert kinds == [(False, None, None, True)] + [(True, True, True, False)] * len(services)
     await app.db.run_write("delete_scope", scope=scope)
     assert (
-        await app.db.run_read("experience_search", scope=scope, embeddings=cues, min_similarity=0.0, k=3)
+        await app.db.run_read(
+            "experience_search", scope=scope, embeddings=cues, min_similarity=0.0, k=3, search_from=6
+        )
         == []
     )
 
@@ -223,7 +226,9 @@ async def test_filtered_search_of_an_emptied_scope_after_deletions(app: App, sco
             )
     await app.db.run_write("delete_scope", scope=scope)
     [vector] = await app.embedder.aembed(["pipelines"])
-    found = await app.db.run_read("vector_search_filtered", scope=scope, embeddings=[vector], k=10)
+    found = await app.db.run_read(
+        "vector_search_filtered", scope=scope, embeddings=[vector], k=10, search_from=20
+    )
     assert found == []
     async with Client(build_server(app)) as client:
         again = await activate(client, scope, "Tell me about pipelines")
@@ -286,7 +291,7 @@ async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(ap
 
     async def experience() -> list[str]:
         rows = await app.db.run_read(
-            "experience_search", scope=scope, embeddings=[cue], min_similarity=0.8, k=5
+            "experience_search", scope=scope, embeddings=[cue], min_similarity=0.8, k=5, search_from=10
         )
         return sorted({str(r["id"]) for r in rows})
 
@@ -308,3 +313,52 @@ async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(ap
     await ensure_schema(app.db, app.embedder.model_name, app.embedder.dimension)
     assert not await app.db.run_read("retrieval_query_index_exists")
     assert await experience() == sorted(m["memory_id"] for m in marks)
+
+
+async def test_a_filtered_search_never_asks_for_more_than_the_scope_holds(app: App, scope: str) -> None:
+    """Neo4j 2026.09.0 can fail without answering when a filtered vector SEARCH has a LIMIT above
+    the live nodes its filter matches (seen on a 100k-memory database with deletions, where every
+    scope under 50 memories hung activate). Below search_from(k) live memories the statement
+    scans the scope exactly instead: the plan's vector search then produces no rows, and the hits
+    are the exact top-k; at or above it the index search runs."""
+    from slowave_graph.graph.repository import GraphRepository, search_from
+
+    if not (app.db.server and app.db.server.vector_filter_in_index):
+        pytest.skip("SEARCH needs Neo4j 2026.01+")
+    contents = [
+        f"Service {name} retries failed payments nightly" for name in ("a", "b", "c", "d", "e", "f", "g")
+    ]
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Load"))["session_id"]
+        batch = [{"content": c, "type": "fact"} for c in contents]
+        ok(await call(client, "slowave_remember", {"scope": scope, "session_id": session, "memories": batch}))
+    [vector] = await app.embedder.aembed(["Which service retries payments?"])
+    exact = GraphRepository(app.db, idle_timeout=3600, vector_strategy="scan")  # type: ignore[arg-type]
+    statement = app.db.q("vector_search_filtered")
+    profiled = "CYPHER 25 PROFILE " + statement[len("CYPHER 25") :]
+    for k, searched in ((3, True), (5, False), (50, False)):
+        assert (search_from(k) <= len(contents)) is searched
+        result = await app.db.driver.execute_query(
+            profiled,
+            scope=scope,
+            embeddings=[vector],
+            k=k,
+            search_from=search_from(k),
+            database_=app.db.database,
+        )
+        plan = result.summary.profile
+        assert plan is not None
+
+        def search_rows(node: dict[str, Any]) -> int:
+            own = (
+                int(node.get("rows", 0))
+                if str(node["operatorType"]).startswith("NodeVectorIndexSearch")
+                else 0
+            )
+            return own + sum(search_rows(child) for child in node.get("children", []))
+
+        assert (search_rows(plan) > 0) is searched, (k, search_rows(plan))
+        got = sorted(round(float(r["cosine"]), 4) for r in result.records)
+        want = sorted(round(float(r["cosine"]), 4) for r in (await exact.search_direct(
+            scope=scope, embeddings=[vector], lucene=None, k=k)).vector)  # fmt: skip
+        assert got == want and len(got) == min(k, len(contents))
