@@ -182,7 +182,8 @@ def _freeze_startup_heap() -> None:
     """What start-up built (the embedder's Python side, the drivers, the tool schemas) lives as
     long as the process: gc.freeze() takes it out of the collector's reach, so a full collection
     scans only what calls allocated since. Without it every gen-2 collection re-walked the whole
-    start-up heap, a pause of tens of milliseconds in the middle of some call (docs/performance.md)."""
+    start-up heap, a pause of tens of milliseconds in the middle of some call (docs/performance.md).
+    The pauses that remain are recorded for ``GET /metrics``."""
     gc.collect()
     gc.freeze()
     GC_PAUSES.install()

@@ -86,3 +86,17 @@ def commit_args(session_id: str, outcome: str = "success", **extra: Any) -> dict
 
 async def commit(client: Client, session_id: str, outcome: str = "success", **extra: Any) -> dict[str, Any]:
     return ok(await call(client, "slowave_commit", commit_args(session_id, outcome, **extra)))
+
+
+async def mark_helped(client: Client, result: dict[str, Any]) -> list[str]:
+    """Feedback that every memory a retrieval showed was used and helped (which makes it learned);
+    the ids marked."""
+    marks = [
+        {"memory_id": m["memory_id"], "assessment": "used", "effect": "helped"} for m in result["memories"]
+    ]
+    ok(
+        await call(
+            client, "slowave_feedback", {"retrieval_id": result["retrieval_id"], "memory_feedback": marks}
+        )
+    )
+    return [m["memory_id"] for m in marks]

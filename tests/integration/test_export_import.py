@@ -339,20 +339,13 @@ async def test_a_learned_retrieval_comes_back_with_its_experience_vector(
     from mcp import Client
 
     from slowave_graph.mcp.server import build_server
-    from tests.mcp_helpers import activate, call, ok, remember
+    from tests.mcp_helpers import activate, mark_helped, remember
 
     async with Client(build_server(app)) as client:
         session = (await activate(client, scope, "Record"))["session_id"]
         await remember(client, scope, session, "Payroll runs on the 25th of each month", "fact")
         shown = await activate(client, scope, "When does payroll run?")
-        marks = [
-            {"memory_id": m["memory_id"], "assessment": "used", "effect": "helped"} for m in shown["memories"]
-        ]
-        ok(
-            await call(
-                client, "slowave_feedback", {"retrieval_id": shown["retrieval_id"], "memory_feedback": marks}
-            )
-        )
+        await mark_helped(client, shown)
     copies = "MATCH (r:Retrieval {scope: $scope}) WHERE r.experience_embedding IS NOT NULL RETURN r.id AS id"
 
     async def copied() -> list[str]:

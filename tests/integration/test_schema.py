@@ -15,7 +15,7 @@ from slowave_graph.graph import models
 from slowave_graph.graph.schema import EmbeddingMismatch, check_embedding_space, ensure_schema
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services import text
-from tests.mcp_helpers import activate, call, commit, ok, remember
+from tests.mcp_helpers import activate, call, commit, mark_helped, ok, remember
 
 pytestmark = pytest.mark.neo4j
 
@@ -278,15 +278,8 @@ async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(ap
         session = (await activate(client, scope, "Record"))["session_id"]
         await remember(client, scope, session, "Invoices are archived to S3 every night", "fact")
         shown = await activate(client, scope, "Where are invoices archived?")
-        marks = [
-            {"memory_id": m["memory_id"], "assessment": "used", "effect": "helped"} for m in shown["memories"]
-        ]
-        assert marks
-        ok(
-            await call(
-                client, "slowave_feedback", {"retrieval_id": shown["retrieval_id"], "memory_feedback": marks}
-            )
-        )
+        marked = await mark_helped(client, shown)
+        assert marked
     [cue] = await app.embedder.aembed(["Where are invoices archived?"])
 
     async def experience() -> list[str]:
@@ -295,7 +288,7 @@ async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(ap
         )
         return sorted({str(r["id"]) for r in rows})
 
-    assert await experience() == sorted(m["memory_id"] for m in marks)
+    assert await experience() == sorted(marked)
     # the state an earlier version left: no copies, and the index over every query vector
     run = app.db.driver.execute_query
     await run("MATCH (r:Retrieval {scope: $scope}) REMOVE r.experience_embedding", scope=scope,
@@ -312,7 +305,7 @@ async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(ap
 
     await ensure_schema(app.db, app.embedder.model_name, app.embedder.dimension)
     assert not await app.db.run_read("retrieval_query_index_exists")
-    assert await experience() == sorted(m["memory_id"] for m in marks)
+    assert await experience() == sorted(marked)
 
 
 async def test_a_filtered_search_never_asks_for_more_than_the_scope_holds(app: App, scope: str) -> None:
