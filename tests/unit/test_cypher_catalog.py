@@ -82,3 +82,20 @@ def test_model_unique_properties_have_schema_constraints() -> None:
     schema = "\n".join(catalog()[n] for n in catalog().names("schema"))
     declared = set(re.findall(r"CONSTRAINT constraint_unique_(\w+?)_(\w+) IF NOT EXISTS", schema))
     assert _unique_properties() == declared
+
+
+STORED_VECTOR_COSINE = re.compile(r"vector\.similarity\.cosine\(\s*(\w+\.\w+)\s*,\s*([^)]*?)\s*\)")
+
+
+@pytest.mark.parametrize("name", [n for n in catalog().names() if "$embeddings" in catalog()[n]])
+def test_a_stored_vector_is_read_once_per_row_not_once_per_cue(name: str) -> None:
+    """Comparing a node's stored vector with several cues reads it into a variable first
+    (`WITH m, m.embedding AS v`): written against the property, the comparison reads the 384-d
+    list again for every cue, ~15 us a read (retrieval.cypher's header). A row that carries one
+    cue (`$embeddings[qi]`) may read it in place."""
+    per_cue = [
+        f"cosine({stored}, {cue})"
+        for stored, cue in STORED_VECTOR_COSINE.findall(catalog()[name])
+        if not re.fullmatch(r"\$embeddings\[\w+\]", cue)
+    ]
+    assert per_cue == []
