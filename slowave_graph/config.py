@@ -134,6 +134,14 @@ class Settings(BaseModel):
         description="Seconds without a call after which an open session is closed with outcome unknown.",
         json_schema_extra=_env("SLOWAVE_SESSION_IDLE_TIMEOUT"),
     )
+    tool_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds a tool call may take before it fails with a retryable `unavailable` error "
+        "(outcome unknown). A safety net for a database that stops answering: the Neo4j driver has no "
+        "read timeout, so without it a call could wait forever. Keep it above the 20 s retry budget.",
+        json_schema_extra=_env("SLOWAVE_TOOL_TIMEOUT"),
+    )
     log_level: str = Field(
         "INFO", description="Log level (logs go to stderr).", json_schema_extra=_env("SLOWAVE_LOG_LEVEL")
     )

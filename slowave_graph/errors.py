@@ -42,6 +42,19 @@ def invalid(message: str, path: str | None = None) -> ServiceError:
     return ServiceError(ErrorCode.invalid_input, message, field_errors=field_errors)
 
 
+def timed_out(tool: str, seconds: float) -> ServiceError:
+    """The call outlived its deadline (SLOWAVE_TOOL_TIMEOUT): the database stopped answering. Any
+    write the call started runs in one transaction, so it lands whole or not at all."""
+    return ServiceError(
+        ErrorCode.unavailable,
+        f"the memory database did not answer within {seconds:g} s; if this call wrote anything, it was "
+        "stored completely or not at all — repeating the call is safe",
+        retryable=True,
+        detail=f"{tool} exceeded the tool timeout",
+        outcome_unknown=True,
+    )
+
+
 def unavailable(detail: str, *, outcome_unknown: bool = False) -> ServiceError:
     """The database could not be used within the retry budget (the call may be repeated).
 

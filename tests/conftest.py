@@ -36,9 +36,8 @@ class Neo4jTarget:
     managed: ManagedNeo4j | None
 
     def settings(self, **overrides: object) -> Settings:
-        return Settings.from_env(
-            {}, neo4j_uri=self.uri, neo4j_user=self.user, neo4j_password=self.password, **overrides
-        )
+        connection = {"neo4j_uri": self.uri, "neo4j_user": self.user, "neo4j_password": self.password}
+        return Settings.from_env({}, **{**connection, **overrides})
 
     def env(self) -> dict[str, str]:
         """Environment for a server subprocess that uses this Neo4j."""

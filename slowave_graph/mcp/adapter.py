@@ -8,6 +8,7 @@ itself, while ``tools/list`` publishes that model's strict JSON schema.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -20,7 +21,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from slowave_graph.contract.common import Envelope, ErrorBody, ErrorCode, FieldError
-from slowave_graph.errors import ServiceError, unavailable
+from slowave_graph.errors import ServiceError, timed_out, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.services.context import ClientInfo
 from slowave_graph.telemetry import ToolMetrics, tool_call
@@ -95,6 +96,20 @@ def _failure(body: ErrorBody) -> dict[str, Any]:
     return {"ok": False, "error": body.model_dump(mode="json", exclude_none=True)}
 
 
+def internal_failure(tool: str) -> CallToolResult:
+    """An unexpected failure, logged with its traceback (call from an except block)."""
+    log.exception("tool %s failed", tool)
+    return envelope_result(
+        _failure(
+            ErrorBody(
+                code=ErrorCode.internal_error,
+                message="the server failed to process this call; it has been logged",
+                retryable=False,
+            )
+        )
+    )
+
+
 def make_tool(
     *,
     name: str,
@@ -105,8 +120,10 @@ def make_tool(
     handler: Handler[RequestT],
     annotations: ToolAnnotations,
     metrics: ToolMetrics | None = None,
+    timeout: float = 30.0,
 ) -> Tool:
-    """An MCP tool whose published schemas come from the contract models."""
+    """An MCP tool whose published schemas come from the contract models. A call that outlives
+    ``timeout`` seconds answers ``unavailable`` instead of waiting on the database for ever."""
 
     async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
         with tool_call(metrics, name):
@@ -117,8 +134,15 @@ def make_tool(
             request = request_model.model_validate(arguments)
         except ValidationError as exc:
             return envelope_result(_failure(validation_failure(exc)))
+        deadline = asyncio.timeout(timeout)
         try:
-            data = await handler(request, client_info(ctx))
+            async with deadline:
+                data = await handler(request, client_info(ctx))
+        except TimeoutError:
+            if not deadline.expired():  # a timeout from below, not this call's deadline
+                return internal_failure(name)
+            log.error("tool %s did not finish within %g s; the database is not answering", name, timeout)
+            return envelope_result(_failure(timed_out(name, timeout).body()))
         except ServiceError as exc:
             return envelope_result(_failure(exc.body()))
         except DatabaseUnavailable as exc:
@@ -126,16 +150,7 @@ def make_tool(
                 _failure(unavailable(str(exc), outcome_unknown=exc.outcome_unknown).body())
             )
         except Exception:
-            log.exception("tool %s failed", name)
-            return envelope_result(
-                _failure(
-                    ErrorBody(
-                        code=ErrorCode.internal_error,
-                        message="the server failed to process this call; it has been logged",
-                        retryable=False,
-                    )
-                )
-            )
+            return internal_failure(name)
         return envelope_result({"ok": True, "data": data.model_dump(mode="json", exclude_none=True)})
 
     output_schema = Envelope[result_model].model_json_schema()  # type: ignore[valid-type]

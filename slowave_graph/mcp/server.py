@@ -30,7 +30,7 @@ def build_server(app: App) -> MCPServer[Any]:
         title="slowave-graph memory",
         version=__version__,
         instructions=INSTRUCTIONS,
-        tools=build_tools(app.services, app.metrics),
+        tools=build_tools(app.services, app.metrics, app.settings.tool_timeout),
         log_level=app.settings.log_level.upper(),  # type: ignore[arg-type]
     )
 

@@ -113,7 +113,8 @@ _WRITES = ToolAnnotations(
 )
 
 
-def build_tools(services: Services, metrics: ToolMetrics | None = None) -> list[Tool]:
+def build_tools(services: Services, metrics: ToolMetrics | None = None, timeout: float = 30.0) -> list[Tool]:
+    """The five tools; a call that outlives ``timeout`` seconds answers ``unavailable``."""
     return [
         make_tool(
             name="slowave_activate",
@@ -124,6 +125,7 @@ def build_tools(services: Services, metrics: ToolMetrics | None = None) -> list[
             handler=services.activation.activate,
             annotations=_WRITES,
             metrics=metrics,
+            timeout=timeout,
         ),
         make_tool(
             name="slowave_remember",
@@ -134,6 +136,7 @@ def build_tools(services: Services, metrics: ToolMetrics | None = None) -> list[
             handler=services.remember.remember,
             annotations=_WRITES,
             metrics=metrics,
+            timeout=timeout,
         ),
         make_tool(
             name="slowave_recall",
@@ -145,6 +148,7 @@ def build_tools(services: Services, metrics: ToolMetrics | None = None) -> list[
             # records what was shown (the feedback ledger needs it), otherwise reads
             annotations=_WRITES,
             metrics=metrics,
+            timeout=timeout,
         ),
         make_tool(
             name="slowave_feedback",
@@ -157,6 +161,7 @@ def build_tools(services: Services, metrics: ToolMetrics | None = None) -> list[
                 read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
             ),
             metrics=metrics,
+            timeout=timeout,
         ),
         make_tool(
             name="slowave_commit",
@@ -167,5 +172,6 @@ def build_tools(services: Services, metrics: ToolMetrics | None = None) -> list[
             handler=services.commit.commit,
             annotations=_WRITES,
             metrics=metrics,
+            timeout=timeout,
         ),
     ]
