@@ -24,14 +24,17 @@ RETURN s.scope AS scope, s.status AS status, s.task_context AS task_context,
        s.status = 'open' AND s.last_seen_at < $idle_before AS expired;
 
 // name: scope_state
-// What activate needs to know about a scope before it searches: whether it holds anything, and
-// other scopes whose names differ only by case or -/_ (likely the same project, split by typo).
+// What activate needs to know about a scope before it searches: whether it holds anything (and so
+// which searches can find something: a scope without procedures or learned retrievals skips those
+// two statements), and other scopes whose names differ only by case or -/_ (likely the same
+// project, split by typo).
 OPTIONAL MATCH (v:Scope {norm_key: $norm_key})
 WHERE v.id <> $scope
 WITH collect(v.id)[..5] AS variants
 RETURN EXISTS { MATCH (m:Memory {scope: $scope, status: 'active'}) } AS has_memories,
        // status IS NOT NULL lets the (scope, status) index answer (a composite index needs both)
        EXISTS { MATCH (p:Procedure {scope: $scope}) WHERE p.status IS NOT NULL } AS has_procedures,
+       EXISTS { MATCH (r:Retrieval {scope: $scope, learned: true}) } AS has_learned,
        variants;
 
 // name: continuity_scope

@@ -37,6 +37,7 @@ def search_from(k: int) -> int:
 class ScopeState:
     has_memories: bool
     has_procedures: bool
+    has_learned: bool  # a retrieval of the scope has taught something (experience can find it)
     variants: list[str]
 
 
@@ -194,7 +195,12 @@ class GraphRepository:
     async def scope_state(self, scope: str, norm_key: str) -> ScopeState:
         found = await self.db.run_read("scope_state", scope=scope, norm_key=norm_key)
         row = found[0]
-        return ScopeState(bool(row["has_memories"]), bool(row["has_procedures"]), list(row["variants"]))
+        return ScopeState(
+            bool(row["has_memories"]),
+            bool(row["has_procedures"]),
+            bool(row["has_learned"]),
+            list(row["variants"]),
+        )
 
     async def continuity_scope(self, continuity_id: str) -> str | None:
         found = await self.db.run_read("continuity_scope", continuity_id=continuity_id)

@@ -13,7 +13,7 @@ from slowave_graph.embedder import Embedder
 from slowave_graph.errors import invalid
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.services import text
-from slowave_graph.services.context import ClientInfo, new_id, utcnow
+from slowave_graph.services.context import ClientInfo, new_id, resolved, utcnow
 from slowave_graph.services.ranking import DEFAULT_POLICY, RankingPolicy
 from slowave_graph.services.retrieval import (
     Catalog,
@@ -23,10 +23,6 @@ from slowave_graph.services.retrieval import (
     context_cue,
     memory_item,
 )
-
-
-async def _none() -> None:
-    return None
 
 
 class ActivationService:
@@ -48,7 +44,9 @@ class ActivationService:
         # task for an empty scope is wasted only on its very first activation.
         state, owner, cues = await asyncio.gather(
             self.repo.scope_state(req.scope, norm_key),
-            self.repo.continuity_scope(req.continuity_id) if req.continuity_id is not None else _none(),
+            self.repo.continuity_scope(req.continuity_id)
+            if req.continuity_id is not None
+            else resolved(None),
             self.retriever.embed_cues([req.task, req.initial_goal, req.semantic_context or ""]),
         )
         if req.continuity_id is not None:
@@ -59,7 +57,12 @@ class ActivationService:
 
         if state.has_memories or state.has_procedures:
             catalog = await self.retriever.build(
-                req.scope, cues, context_cue(req.task_context), req.page_size
+                req.scope,
+                cues,
+                context_cue(req.task_context),
+                req.page_size,
+                with_experience=state.has_learned,
+                with_procedures=state.has_procedures,
             )
         else:
             catalog = Catalog([], [], False, req.page_size)

@@ -6,6 +6,9 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -37,3 +40,8 @@ def unix(value: object) -> int:
     if isinstance(native, datetime):
         return int(native.timestamp())
     return 0
+
+
+async def resolved(value: T) -> T:
+    """An awaitable of a value already known: a branch of asyncio.gather that needs no I/O."""
+    return value

@@ -27,7 +27,7 @@ from slowave_graph.contract.retrieval import (
 from slowave_graph.embedder import Embedder, aembed_query
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.services import text, timeframe
-from slowave_graph.services.context import ClientInfo, cursor_id, new_id, unix, utcnow
+from slowave_graph.services.context import ClientInfo, cursor_id, new_id, resolved, unix, utcnow
 from slowave_graph.services.paging import paginate
 from slowave_graph.services.ranking import (
     DEFAULT_POLICY,
@@ -193,7 +193,18 @@ class Retriever:
         # questions in the model's query form (e5's "query: "); the same vectors for MiniLM
         return Cues(split, await aembed_query(self.embedder, split))
 
-    async def build(self, scope: str, cues: Cues, lexical_extra: str, page_size: int) -> Catalog:
+    async def build(
+        self,
+        scope: str,
+        cues: Cues,
+        lexical_extra: str,
+        page_size: int,
+        *,
+        with_experience: bool = True,
+        with_procedures: bool = True,
+    ) -> Catalog:
+        """The catalog for these cues. ``with_experience`` / ``with_procedures`` False: the caller
+        knows the scope has no learned retrieval / no procedure, so those searches would find nothing."""
         embeddings = cues.embeddings
         lucene = text.lucene_query(" ".join([*cues.texts, lexical_extra]), text.scope_token(scope))
         # Independent reads run concurrently (each on its own pooled connection).
@@ -206,10 +217,14 @@ class Retriever:
                 embeddings=embeddings,
                 min_similarity=self.policy.experience_min_similarity,
                 k=self.policy.experience_k,
-            ),
+            )
+            if with_experience
+            else resolved([]),
             self.repo.search_procedures(
                 scope=scope, embeddings=embeddings, floor=self.policy.procedure_floor, k=20
-            ),
+            )
+            if with_procedures
+            else resolved([]),
         )
         cue_terms = [text.query_terms(cue) for cue in cues.texts]
         dated = timeframe.windows(" ".join(cues.texts))

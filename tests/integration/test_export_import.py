@@ -153,7 +153,7 @@ async def test_bulk_duplicates_are_reinforced_and_bad_records_refused(
     with pytest.raises(BulkRecordError):  # through the API a bad record fails before its batch
         await import_memories(app, [*records(fresh, 2), bad[0][0]], batch_size=10)
     assert await app.db.run_read("scope_state", scope=fresh, norm_key=fresh) == [
-        {"has_memories": False, "has_procedures": False, "variants": []}
+        {"has_memories": False, "has_procedures": False, "has_learned": False, "variants": []}
     ]
 
 

@@ -143,3 +143,27 @@ async def test_feedback_becomes_experience_for_similar_questions(app: App, scope
     assert await repo.experience(scope=scope, embeddings=vectors[1:], min_similarity=0.75, k=5) == []
     elsewhere = await repo.experience(scope=scope + "-x", embeddings=vectors[:1], min_similarity=0.75, k=5)
     assert elsewhere == [], "experience never crosses scopes"
+
+
+async def test_activate_orders_by_what_feedback_taught_about_the_same_question(app: App, scope: str) -> None:
+    """Experience reaches activate: the scope now has a learned retrieval, so the lookup runs
+    (scope_state.has_learned) and the memory that helped overtakes the one judged irrelevant."""
+    async with Client(build_server(app)) as client:
+        await seeded(client, scope, ["Staging deploys run from the blue pipeline on weekdays",
+                                     "Staging deploys run from the green pipeline on weekends"])  # fmt: skip
+        question = "Which pipeline runs staging deploys?"
+        first = await activate(client, scope, question)
+        order = [m["memory_id"] for m in first["memories"]]
+        assert len(order) == 2, first["memories"]
+        top, second = order
+        assert (await app.repo.scope_state(scope, scope)).has_learned is False
+        marks = [{"memory_id": top, "assessment": "irrelevant"},
+                 {"memory_id": second, "assessment": "used", "effect": "helped"}]  # fmt: skip
+        ok(
+            await call(
+                client, "slowave_feedback", {"retrieval_id": first["retrieval_id"], "memory_feedback": marks}
+            )
+        )
+        assert (await app.repo.scope_state(scope, scope)).has_learned is True
+        again = await activate(client, scope, question)
+        assert [m["memory_id"] for m in again["memories"]][0] == second, again["memories"]
