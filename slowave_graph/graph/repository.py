@@ -326,16 +326,17 @@ class GraphRepository:
         connections: the call costs the slower of them, not their sum.
         """
 
-        async def no_fulltext() -> list[dict[str, Any]]:
-            return []
+        async def fulltext_hits() -> list[dict[str, Any]]:
+            if lucene is None:
+                return []
+            return hits(
+                await self.db.run_read(
+                    "fulltext_search", scope=scope, lucene=lucene, k=k, embeddings=embeddings
+                )
+            )
 
-        fulltext_rows = (
-            self.db.run_read("fulltext_search", scope=scope, lucene=lucene, k=k, embeddings=embeddings)
-            if lucene is not None
-            else no_fulltext()
-        )
         (vector, vector_truncated), fulltext = await asyncio.gather(
-            self._vector_search(scope, embeddings, k), fulltext_rows
+            self._vector_search(scope, embeddings, k), fulltext_hits()
         )
         return SearchRows(vector, fulltext, vector_truncated or len(fulltext) >= k)
 
@@ -343,8 +344,14 @@ class GraphRepository:
         self, scope: str, embeddings: list[list[float]], k: int
     ) -> tuple[list[dict[str, Any]], bool]:
         if self._filtered(self.vector_strategy):  # one statement: an auto-commit read
-            found = await self.db.run_read(
-                "vector_search_filtered", scope=scope, embeddings=embeddings, k=k, search_from=search_from(k)
+            found = hits(
+                await self.db.run_read(
+                    "vector_search_filtered",
+                    scope=scope,
+                    embeddings=embeddings,
+                    k=k,
+                    search_from=search_from(k),
+                )
             )
             return found, _any_query_full(found, len(embeddings), k)
 
@@ -367,13 +374,13 @@ class GraphRepository:
         sizes = (await rows(tx, self.db.q("scope_memory_count"), scope=scope))[0]
         scope_count, total = int(sizes["scope_count"]), int(sizes["total_count"])
         if strategy == "scan" or (strategy == "auto" and scope_count <= EXACT_SCAN_MAX):
-            found = await rows(tx, self.db.q("vector_scan_scope"), **params)
+            found = hits(await rows(tx, self.db.q("vector_scan_scope"), **params))
             return found, _any_query_full(found, len(embeddings), k)
         # Over-fetch: expect k hits of this scope among k * total / scope_count neighbours; widen
         # until every query vector has k hits or the whole index has been read.
         fetch = min(total, max(k, math.ceil(2 * k * total / max(scope_count, 1))))
         while True:
-            found = await rows(tx, self.db.q("vector_search_overfetch"), fetch=fetch, **params)
+            found = hits(await rows(tx, self.db.q("vector_search_overfetch"), fetch=fetch, **params))
             short = _any_query_short(found, len(embeddings), k)
             exhausted = fetch >= total
             if not short or exhausted or fetch >= OVERFETCH_MAX:
@@ -541,6 +548,11 @@ class GraphRepository:
                     "procedure_id": procedure_id, "was_open": locked[0]["status"] == "open"}  # fmt: skip
 
         return await self.db.write(work)
+
+
+def hits(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hits of a memory search: its single row's list (see retrieval.cypher)."""
+    return list(found[0]["hits"]) if found else []
 
 
 def _per_query_counts(found: list[dict[str, Any]], queries: int) -> list[int]:

@@ -166,4 +166,4 @@ async def test_activate_orders_by_what_feedback_taught_about_the_same_question(a
         )
         assert (await app.repo.scope_state(scope, scope)).has_learned is True
         again = await activate(client, scope, question)
-        assert [m["memory_id"] for m in again["memories"]][0] == second, again["memories"]
+        assert again["memories"][0]["memory_id"] == second, again["memories"]

@@ -12,6 +12,7 @@ from neomodel import adb
 from slowave_graph.app import App
 from slowave_graph.embedder import DEFAULT_MODEL
 from slowave_graph.graph import models
+from slowave_graph.graph.repository import hits
 from slowave_graph.graph.schema import EmbeddingMismatch, check_embedding_space, ensure_schema
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services import text
@@ -229,7 +230,7 @@ async def test_filtered_search_of_an_emptied_scope_after_deletions(app: App, sco
     found = await app.db.run_read(
         "vector_search_filtered", scope=scope, embeddings=[vector], k=10, search_from=20
     )
-    assert found == []
+    assert hits(found) == []
     async with Client(build_server(app)) as client:
         again = await activate(client, scope, "Tell me about pipelines")
         assert again["memories"] == [] and again["memory_state"] == "cold_start"
@@ -351,7 +352,7 @@ async def test_a_filtered_search_never_asks_for_more_than_the_scope_holds(app: A
             return own + sum(search_rows(child) for child in node.get("children", []))
 
         assert (search_rows(plan) > 0) is searched, (k, search_rows(plan))
-        got = sorted(round(float(r["cosine"]), 4) for r in result.records)
+        got = sorted(round(float(r["cosine"]), 4) for r in hits([dict(r) for r in result.records]))
         want = sorted(round(float(r["cosine"]), 4) for r in (await exact.search_direct(
             scope=scope, embeddings=[vector], lucene=None, k=k)).vector)  # fmt: skip
         assert got == want and len(got) == min(k, len(contents))
