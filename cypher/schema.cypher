@@ -65,7 +65,7 @@ CREATE INDEX index_Session_status_last_seen IF NOT EXISTS FOR (n:Session) ON (n.
 CYPHER 25
 CREATE VECTOR INDEX memory_embedding IF NOT EXISTS
 FOR (m:Memory) ON m.embedding WITH [m.scope, m.status]
-OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
+OPTIONS {indexConfig: $vector_config};
 
 // name: retrieval_vector_index_filtered
 // Neo4j 2026.01+: the query vectors of past retrievals that received feedback, with scope for
@@ -78,7 +78,7 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_funct
 CYPHER 25
 CREATE VECTOR INDEX retrieval_experience_embedding IF NOT EXISTS
 FOR (r:Retrieval) ON r.experience_embedding WITH [r.scope]
-OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
+OPTIONS {indexConfig: $vector_config};
 
 // name: procedure_vector_index_filtered
 // Neo4j 2026.01+: procedure vectors with scope and status for in-index filtering, so finding the
@@ -87,7 +87,7 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_funct
 CYPHER 25
 CREATE VECTOR INDEX procedure_embedding IF NOT EXISTS
 FOR (p:Procedure) ON p.embedding WITH [p.scope, p.status]
-OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
+OPTIONS {indexConfig: $vector_config};
 
 // name: vector_index_plain
 // Neo4j 5.26: no in-index filtering; queries over-fetch or scan small scopes exactly.
@@ -114,6 +114,14 @@ OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
 CREATE FULLTEXT INDEX procedure_text IF NOT EXISTS
 FOR (p:Procedure) ON EACH [p.goal, p.summary, p.context_text, p.steps_text, p.scope_token]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};
+
+// name: vector_index_quantization
+// The quantization of the filtered vector indexes (Neo4j 2026.x reports it): an index built with
+// another one than schema.py asks for is dropped at start-up and created again (repopulated from
+// the stored vectors).
+SHOW VECTOR INDEXES YIELD name, options
+WHERE name IN ['memory_embedding', 'retrieval_experience_embedding', 'procedure_embedding']
+RETURN name, options.indexConfig.`vector.quantization.type` AS quantization;
 
 // name: fulltext_index_info
 // The analyzer each full-text index was built with: one built before the english analyzer was

@@ -13,7 +13,13 @@ from slowave_graph.app import App
 from slowave_graph.embedder import DEFAULT_MODEL
 from slowave_graph.graph import models
 from slowave_graph.graph.repository import hits
-from slowave_graph.graph.schema import EmbeddingMismatch, check_embedding_space, ensure_schema
+from slowave_graph.graph.schema import (
+    VECTOR_QUANTIZATION,
+    EmbeddingMismatch,
+    check_embedding_space,
+    ensure_schema,
+    vector_config,
+)
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services import text
 from tests.mcp_helpers import activate, call, commit, mark_helped, ok, remember
@@ -267,6 +273,35 @@ async def test_a_fulltext_index_of_the_old_analyzer_is_rebuilt_with_stemming(app
     assert analyzers == {"memory_text": "english", "procedure_text": "english"}
     after = await app.db.driver.execute_query(search, q=lucene, database_=app.db.database)
     assert [r["id"] for r in after.records] == [stored["memory_id"]]
+
+
+async def test_a_quantized_vector_index_is_rebuilt_with_full_precision_vectors(app: App, scope: str) -> None:
+    """The filtered vector indexes keep full-precision vectors (faster and closer to the exact
+    top-k than 2026.09's default BINARY, see VECTOR_QUANTIZATION); an index built with BINARY by an
+    earlier version is rebuilt at start and still finds what was stored."""
+    if not (app.db.server and app.db.server.supports_search_clause):
+        pytest.skip("quantization types and in-index filtering need Neo4j 2026.x")
+
+    async def quantization() -> dict[str, str]:
+        return {r["name"]: r["quantization"] for r in await app.db.run_read("vector_index_quantization")}
+
+    names = {"memory_embedding", "retrieval_experience_embedding", "procedure_embedding"}
+    assert await quantization() == dict.fromkeys(names, VECTOR_QUANTIZATION)
+    content = "The billing cron job runs at two in the morning UTC"
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Record"))["session_id"]
+        stored = await remember(client, scope, session, content, "fact")
+    await app.db.run_schema("drop_vector_index")
+    dimension = app.embedder.dimension
+    await app.db.run_schema("vector_index_filtered", vector_config=vector_config(dimension, "BINARY"))
+    await app.db.run_schema("await_indexes", timeout_seconds=120)
+    assert (await quantization())["memory_embedding"] == "BINARY"
+
+    await ensure_schema(app.db, app.embedder.model_name, dimension)
+    assert await quantization() == dict.fromkeys(names, VECTOR_QUANTIZATION)
+    [cue] = await app.embedder.aembed(["When does the billing cron run?"])
+    found = await app.repo.search_direct(scope=scope, embeddings=[cue], lucene=None, k=5)
+    assert [hit["id"] for hit in found.vector] == [stored["memory_id"]]
 
 
 async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(app: App, scope: str) -> None:
