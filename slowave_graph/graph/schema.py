@@ -4,6 +4,7 @@ and awaited until online; the embedding model recorded in the database and check
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from neo4j.exceptions import ClientError
 
@@ -73,9 +74,9 @@ async def ensure_schema(db: Database, model: str, dimension: int, timeout_second
         ]
     else:
         names.append("vector_index_plain")
-    rebuilt = await _drop_outdated_fulltext_indexes(db)
+    rebuilt = await _drop_outdated(db, _FULLTEXT_ANALYZER)
     if info.supports_search_clause:
-        rebuilt += await _drop_outdated_vector_indexes(db)
+        rebuilt += await _drop_outdated(db, _VECTOR_QUANTIZATION)
     for name in names:
         await _create(db, name, dimension)
     if info.supports_search_clause:
@@ -98,54 +99,57 @@ async def ensure_schema(db: Database, model: str, dimension: int, timeout_second
 
 
 FULLTEXT_ANALYZER = "english"
-_FULLTEXT_DROP = {
-    "memory_text": "drop_memory_fulltext_index",
-    "procedure_text": "drop_procedure_fulltext_index",
-}
 
 
-async def _drop_outdated_fulltext_indexes(db: Database) -> list[str]:
-    """Full-text indexes built with another analyzer are dropped, to be created again (and
-    repopulated from the stored text) by the schema statements that follow; returns their names."""
+@dataclass(frozen=True)
+class _IndexSetting:
+    """A setting of some indexes that start-up enforces by dropping and recreating them."""
+
+    info: str  # statement returning (name, setting) per index
+    column: str
+    wanted: str
+    drops: dict[str, str]  # index name -> drop statement
+    repopulated_from: str
+
+
+_FULLTEXT_ANALYZER = _IndexSetting(
+    "fulltext_index_info",
+    "analyzer",
+    FULLTEXT_ANALYZER,
+    {"memory_text": "drop_memory_fulltext_index", "procedure_text": "drop_procedure_fulltext_index"},
+    "stored text (seconds per 100k memories)",
+)
+_VECTOR_QUANTIZATION = _IndexSetting(
+    "vector_index_quantization",
+    "quantization",
+    VECTOR_QUANTIZATION,
+    {
+        "memory_embedding": "drop_vector_index",
+        "retrieval_experience_embedding": "drop_retrieval_vector_index",
+        "procedure_embedding": "drop_procedure_vector_index",
+    },
+    "stored vectors (~17 s per 100k on 2 cores)",
+)
+
+
+async def _drop_outdated(db: Database, setting: _IndexSetting) -> list[str]:
+    """Indexes built with another value of the setting are dropped, to be created again (and
+    repopulated) by the schema statements that follow; returns their names. An index that reports
+    no value (a server without the setting) is kept."""
     dropped = []
-    for row in await db.run_read("fulltext_index_info"):
-        if row["analyzer"] != FULLTEXT_ANALYZER:
+    for row in await db.run_read(setting.info):
+        found, name = row[setting.column], str(row["name"])
+        if found is not None and found != setting.wanted:
             log.warning(
-                "rebuilding full-text index %s with the %s analyzer (was %s); start-up waits until "
-                "it is repopulated (seconds per 100k memories)",
-                row["name"],
-                FULLTEXT_ANALYZER,
-                row["analyzer"],
-            )
-            await db.run_schema(_FULLTEXT_DROP[str(row["name"])])
-            dropped.append(str(row["name"]))
-    return dropped
-
-
-_VECTOR_DROP = {
-    "memory_embedding": "drop_vector_index",
-    "retrieval_experience_embedding": "drop_retrieval_vector_index",
-    "procedure_embedding": "drop_procedure_vector_index",
-}
-
-
-async def _drop_outdated_vector_indexes(db: Database) -> list[str]:
-    """Filtered vector indexes built with another quantization than VECTOR_QUANTIZATION are
-    dropped, to be created again by the schema statements that follow (a server that reports no
-    quantization keeps its index); returns their names."""
-    dropped = []
-    for row in await db.run_read("vector_index_quantization"):
-        found = row["quantization"]
-        if found is not None and found != VECTOR_QUANTIZATION:
-            log.warning(
-                "rebuilding vector index %s without quantization (was %s): faster and closer to the "
-                "exact top-k for large scopes; start-up waits until it is repopulated (~17 s per "
-                "100k vectors on 2 cores)",
-                row["name"],
+                "rebuilding index %s with %s %s (was %s); start-up waits until it is repopulated from the %s",
+                name,
+                setting.column,
+                setting.wanted,
                 found,
+                setting.repopulated_from,
             )
-            await db.run_schema(_VECTOR_DROP[str(row["name"])])
-            dropped.append(str(row["name"]))
+            await db.run_schema(setting.drops[name])
+            dropped.append(name)
     return dropped
 
 
@@ -169,23 +173,17 @@ async def _retire_retrieval_query_index(db: Database) -> None:
 
 
 async def _create(db: Database, name: str, dimension: int) -> None:
-    try:
-        await db.run_schema(name, dimension=dimension, vector_config=vector_config(dimension))
-    except ClientError as exc:
-        if exc.code in _ALREADY_EXISTS:  # another server created it between our check and our create
+    """Run one schema statement; a vector index the server cannot build without quantization
+    (it does not know the setting) is built with the server's default."""
+    for config in (vector_config(dimension), vector_config(dimension, None)):
+        try:
+            await db.run_schema(name, dimension=dimension, vector_config=config)
             return
-        if _QUANTIZATION_KEY in str(exc.message):  # a server without the setting: its default
-            await _create_without_quantization(db, name, dimension)
-            return
-        raise
-
-
-async def _create_without_quantization(db: Database, name: str, dimension: int) -> None:
-    try:
-        await db.run_schema(name, dimension=dimension, vector_config=vector_config(dimension, None))
-    except ClientError as exc:
-        if exc.code not in _ALREADY_EXISTS:
-            raise
+        except ClientError as exc:
+            if exc.code in _ALREADY_EXISTS:  # another server created it between check and create
+                return
+            if _QUANTIZATION_KEY not in config or _QUANTIZATION_KEY not in str(exc.message):
+                raise
 
 
 async def _check_vector_index_dimension(db: Database, dimension: int) -> None:

@@ -119,8 +119,8 @@ def make_tool(
     result_model: type[BaseModel],
     handler: Handler[RequestT],
     annotations: ToolAnnotations,
+    timeout: float,
     metrics: ToolMetrics | None = None,
-    timeout: float = 30.0,
 ) -> Tool:
     """An MCP tool whose published schemas come from the contract models. A call that outlives
     ``timeout`` seconds answers ``unavailable`` instead of waiting on the database for ever."""

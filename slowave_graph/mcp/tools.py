@@ -113,7 +113,7 @@ _WRITES = ToolAnnotations(
 )
 
 
-def build_tools(services: Services, metrics: ToolMetrics | None = None, timeout: float = 30.0) -> list[Tool]:
+def build_tools(services: Services, metrics: ToolMetrics | None, timeout: float) -> list[Tool]:
     """The five tools; a call that outlives ``timeout`` seconds answers ``unavailable``."""
     return [
         make_tool(
