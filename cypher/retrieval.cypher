@@ -212,12 +212,11 @@ RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
        m.content AS content, m.type AS type, m.salience AS salience,
        m.integration AS integration, m.integration_version AS integration_version;
 
-// name: create_retrieval
+// name: freeze_retrieval
+// fragment: expects `ses` (an open session) bound; leaves `r` (the new retrieval) bound.
 // Freezes a retrieval of an open session: the ordered catalog (ids + pathways; pages are cut from
 // it by a pure function, so replays are identical), the exposures of page 1 — exactly what the
 // agent is shown, memories and procedures — and, when more is available, the cursor for page 2.
-// Runs in the same transaction as open_session (activate) or the session guard (recall).
-MATCH (ses:Session {id: $session_id})
 CREATE (r:Retrieval {
   id: $retrieval_id, kind: $kind, query: $query, query_embedding: $query_embedding,
   policy_version: $policy_version,
@@ -226,7 +225,7 @@ CREATE (r:Retrieval {
   relevant_total: $relevant_total, catalog_truncated: $catalog_truncated, pages_served: 1
 })
 CREATE (ses)-[:RETRIEVED]->(r)
-WITH ses, r
+WITH *
 CALL (r) {
   UNWIND $page_memories AS item
   MATCH (m:Memory {id: item.id})
@@ -242,6 +241,12 @@ CALL (r, ses) {
   CREATE (:Cursor {id: $cursor_id, retrieval_id: r.id, session_id: ses.id, scope: $scope, page: 2,
                    created_at: $now})-[:CONTINUES]->(r)
 }
+
+// name: create_retrieval
+// A recall's retrieval, frozen (freeze_retrieval) in the transaction that guards its session
+// (activate freezes its first one in activate_session).
+MATCH (ses:Session {id: $session_id})
+// include: freeze_retrieval
 RETURN r.id AS retrieval_id;
 
 // name: cursor_for_call

@@ -9,17 +9,24 @@ File format (the same files an analyst opens in Neo4j Browser)::
     RETURN ...;
 
 A statement runs from its ``// name:`` line to the next one. Statements take parameters only.
+
+Two statements that share a block of clauses keep one copy of it: the block is a *fragment* (a
+named entry whose first comment line starts with ``fragment:`` and says which variables it expects
+bound), and each statement has a line ``// include: <fragment>`` where the block goes. The catalog
+expands includes when it loads, so what runs is plain Cypher; fragments are not statements of
+their own and ``names()`` leaves them out.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
 _NAME = re.compile(r"^//\s*name:\s*([a-z][a-z0-9_]*)\s*$")
+_INCLUDE = re.compile(r"^(\s*)//\s*include:\s*([a-z][a-z0-9_]*)\s*$")
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,11 @@ class NamedQuery:
     file: str
     # the comment lines one by one (``doc`` joins them): structured lines such as ``param: …``
     lines: tuple[str, ...] = ()
+
+    @property
+    def fragment(self) -> bool:
+        """A block of clauses other statements include, not a statement of its own."""
+        return bool(self.lines) and self.lines[0].startswith("fragment:")
 
 
 class CypherCatalog:
@@ -46,7 +58,8 @@ class CypherCatalog:
         return self._queries[name]
 
     def names(self, file: str | None = None) -> list[str]:
-        return [q.name for q in self._queries.values() if file is None or q.file == file]
+        """The runnable statements (fragments left out), of one file or all."""
+        return [q.name for q in self._queries.values() if not q.fragment and (file is None or q.file == file)]
 
     @classmethod
     def from_directory(cls, directory: Path) -> CypherCatalog:
@@ -56,7 +69,7 @@ class CypherCatalog:
                 if query.name in queries:
                     raise ValueError(f"duplicate query name {query.name!r} in {path.name}")
                 queries[query.name] = query
-        return cls(queries)
+        return cls({name: expand_includes(query, queries) for name, query in queries.items()})
 
 
 def parse_cypher_file(source: str, file: str) -> list[NamedQuery]:
@@ -83,13 +96,35 @@ def parse_cypher_file(source: str, file: str) -> list[NamedQuery]:
         if name is None:
             continue  # file header
         stripped = line.strip()
-        if in_doc and stripped.startswith("//"):
+        if in_doc and stripped.startswith("//") and not _INCLUDE.match(line):
             doc.append(stripped.lstrip("/").strip())
             continue
         in_doc = False
         body.append(line)
     flush()
     return queries
+
+
+def expand_includes(query: NamedQuery, queries: dict[str, NamedQuery], depth: int = 0) -> NamedQuery:
+    """``query`` with each ``// include: <fragment>`` line replaced by the fragment's clauses,
+    indented like the include line."""
+    if "include:" not in query.text:
+        return query
+    if depth > 8:
+        raise ValueError(f"query {query.name!r}: includes nest too deep (a cycle?)")
+    lines = []
+    for line in query.text.splitlines():
+        match = _INCLUDE.match(line)
+        if not match:
+            lines.append(line)
+            continue
+        indent, name = match.groups()
+        included = queries.get(name)
+        if included is None or not included.fragment:
+            raise ValueError(f"query {query.name!r} includes {name!r}, which is not a fragment")
+        block = expand_includes(included, queries, depth + 1).text
+        lines.extend(indent + part if part.strip() else part for part in block.splitlines())
+    return replace(query, text="\n".join(lines))
 
 
 def cypher_directory() -> Path:

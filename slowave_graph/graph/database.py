@@ -244,7 +244,9 @@ class Database:
                         return [record_dict(record) async for record in result]
         except Exception as exc:
             if is_unavailable(exc):
-                raise _unavailable(exc) from exc
+                # a write whose connection broke may have committed before the break
+                lost = access == neo4j.WRITE_ACCESS and not isinstance(exc, Neo4jError)
+                raise _unavailable(exc, outcome_unknown=lost) from exc
             raise
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -271,6 +273,13 @@ class Database:
     async def run_write(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """One named statement in its own write transaction."""
         return await self.write(self._statement(name, params))
+
+    async def run_idempotent_write(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """One named write statement as an auto-commit transaction: one round trip instead of
+        BEGIN, RUN and COMMIT. Only for statements that are idempotent, since a connection lost
+        while the commit was in flight is retried like any other: the replay must find the first
+        attempt's work and write nothing (activate_session is keyed on its retrieval id)."""
+        return await self._autocommit(neo4j.WRITE_ACCESS, name, params)
 
     async def run_read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """One named statement as a read (auto-commit: one round trip)."""
@@ -338,10 +347,10 @@ class _Records:
             yield record
 
 
-def _unavailable(exc: Exception) -> DatabaseUnavailable:
+def _unavailable(exc: Exception, *, outcome_unknown: bool = False) -> DatabaseUnavailable:
     """What a caller sees once retries for transient trouble are spent."""
     log.warning("Neo4j unavailable after retries: %s", exc)
-    return DatabaseUnavailable(str(exc), outcome_unknown=isinstance(exc, IncompleteCommit))
+    return DatabaseUnavailable(str(exc), outcome_unknown=outcome_unknown or isinstance(exc, IncompleteCommit))
 
 
 async def rows(tx: AsyncManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:

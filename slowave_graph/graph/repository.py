@@ -207,17 +207,11 @@ class GraphRepository:
         return str(found[0]["scope"]) if found else None
 
     async def activate(self, session: dict[str, Any], retrieval: dict[str, Any]) -> dict[str, Any] | None:
-        """Open the session and freeze its first retrieval in one transaction.
-        None (and nothing written) if the continuity line was not usable."""
-
-        async def work(tx: AsyncManagedTransaction) -> dict[str, Any] | None:
-            opened = await rows(tx, self.db.q("open_session"), **session)
-            if not opened:
-                return None
-            await rows(tx, self.db.q("create_retrieval"), session_id=opened[0]["session_id"], **retrieval)
-            return opened[0]
-
-        return await self.db.write(work)
+        """Open the session and freeze its first retrieval: one statement, one round trip
+        (activate_session, idempotent on the retrieval id). None (and nothing written) if the
+        continuity line was not usable."""
+        found = await self.db.run_idempotent_write("activate_session", **{**session, **retrieval})
+        return found[0] if found and found[0]["session_id"] is not None else None
 
     async def create_retrieval(
         self,

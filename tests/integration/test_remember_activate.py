@@ -9,6 +9,7 @@ from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
+from slowave_graph.services.context import new_id, utcnow
 from tests.mcp_helpers import activate, call, error, ok, paths, recall, remember
 
 pytestmark = pytest.mark.neo4j
@@ -262,7 +263,31 @@ async def test_continuity_lines(app: App, scope: str) -> None:
             {"task": "t", "initial_goal": "g", "scope": scope + "x", "continuity_id": first["continuity_id"]},
         )
         assert "another scope" in error(other, "invalid_input")["message"]
-        assert (await node_count(app, scope + "x"))["sessions"] == 0
+        refused = await node_count(app, scope + "x")
+        assert {k: v for k, v in refused.items() if k != "counters"} == dict.fromkeys(
+            ("memories", "events", "sessions", "retrievals", "scopes", "continuities"), 0
+        )
+
+
+async def test_activate_write_replayed_after_a_lost_commit_opens_one_session(app: App, scope: str) -> None:
+    """activate's write is one auto-commit statement that the retry loop may replay when the
+    connection broke mid-commit: the replay finds its retrieval and writes nothing more."""
+    kind, name = scope.split(":", 1) if ":" in scope else ("", scope)
+    params = {
+        "scope": scope, "scope_kind": kind, "scope_name": name, "norm_key": scope, "continuity_id": None,
+        "new_continuity_id": new_id("cont"), "task": "t", "initial_goal": "g", "task_context": None,
+        "semantic_context": None, "client_name": "test", "client_version": "1", "now": utcnow(),
+        "retrieval_id": new_id("ctx"), "kind": "activate", "query": "t", "query_embedding": None,
+        "policy_version": "p", "page_size": 5, "catalog_ids": [], "catalog_pathways": [],
+        "relevant_total": 0, "catalog_truncated": False, "page_memories": [], "page_procedures": [],
+        "cursor_id": None,
+    }  # fmt: skip
+    first = await app.db.run_idempotent_write("activate_session", **params)
+    replay = await app.db.run_idempotent_write("activate_session", **params)
+    assert first == replay and first[0]["session_id"].startswith("sess_")
+    assert first[0]["continuity_id"] == params["new_continuity_id"]
+    counts = await node_count(app, scope)
+    assert (counts["sessions"], counts["retrievals"], counts["continuities"]) == (1, 1, 1)
 
 
 async def test_scope_fragmentation_warning(app: App, scope: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from slowave_graph.graph import models
-from slowave_graph.graph.cypher import catalog, cypher_directory, parse_cypher_file
+from slowave_graph.graph.cypher import CypherCatalog, catalog, cypher_directory, parse_cypher_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,6 +22,33 @@ def test_parse_format() -> None:
     one, two = parse_cypher_file(source, "f")
     assert (one.name, one.doc, one.text) == ("one", "Does one thing. Carefully.", "MATCH (n)\nRETURN n")
     assert (two.name, two.text) == ("two", "RETURN 2")
+
+
+def test_fragments_are_included_where_named_and_are_not_statements(tmp_path: Path) -> None:
+    (tmp_path / "a.cypher").write_text(
+        "// name: both\n// Runs the block twice.\nMATCH (n)\nCALL (n) {\n  // include: block\n}\n"
+        "// include: block\nRETURN n;\n\n"
+        "// name: block\n// fragment: expects n bound.\nSET n.seen = true\nSET n.twice = true;\n"
+    )
+    found = CypherCatalog.from_directory(tmp_path)
+    assert found.names() == ["both"]
+    assert found["both"] == (
+        "MATCH (n)\nCALL (n) {\n  SET n.seen = true\n  SET n.twice = true\n}\n"
+        "SET n.seen = true\nSET n.twice = true\nRETURN n"
+    )
+    (tmp_path / "a.cypher").write_text("// name: one\n// include: two\nRETURN 1;\n// name: two\nRETURN 2;\n")
+    with pytest.raises(ValueError, match="'two', which is not a fragment"):
+        CypherCatalog.from_directory(tmp_path)
+    (tmp_path / "a.cypher").write_text("// name: one\n// include: nowhere\nRETURN 1;\n")
+    with pytest.raises(ValueError, match="'nowhere', which is not a fragment"):
+        CypherCatalog.from_directory(tmp_path)
+
+
+def test_shipped_fragments_are_expanded() -> None:
+    assert "include:" not in "".join(catalog()[n] for n in catalog().names())
+    assert "CREATE (r:Retrieval" in catalog()["activate_session"]
+    assert "CREATE (r:Retrieval" in catalog()["create_retrieval"]
+    assert "freeze_retrieval" not in catalog().names()
 
 
 def test_every_query_file_parses_and_names_are_unique() -> None:
