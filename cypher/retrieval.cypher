@@ -243,11 +243,36 @@ CALL (r, ses) {
 }
 
 // name: create_retrieval
-// A recall's retrieval, frozen (freeze_retrieval) in the transaction that guards its session
-// (activate freezes its first one in activate_session).
+// A recall's retrieval, frozen (freeze_retrieval) in the transaction that guards its session and
+// merges the call's task_context into it (activate freezes its first one in activate_session; a
+// recall without a task_context in recall_retrieval).
 MATCH (ses:Session {id: $session_id})
 // include: freeze_retrieval
 RETURN r.id AS retrieval_id;
+
+// name: recall_retrieval
+// A recall without a task_context, stored in one auto-commit statement (one round trip instead of
+// BEGIN, two statements and COMMIT): the session guard (touch_session), then, if the session is
+// this scope's and open, the retrieval frozen (freeze_retrieval). The caller turns a refusal
+// (no row values, another scope, not open) into its error; a refused call writes nothing but the
+// guard's lazy close of a session found idle.
+// Idempotent on $retrieval_id, so a retry after a connection lost mid-commit stores nothing twice:
+// a stored retrieval is reported as stored.
+OPTIONAL MATCH (done:Retrieval {id: $retrieval_id})
+OPTIONAL CALL (done) {
+  WITH done WHERE done IS NULL
+  // include: touch_session
+  WITH s
+  OPTIONAL CALL (s) {
+    WITH s AS ses WHERE ses.scope = $scope AND ses.status = 'open'
+    // include: freeze_retrieval
+    RETURN r.id AS stored
+  }
+  RETURN s.scope AS scope, s.status AS status, stored
+}
+RETURN CASE WHEN done IS NULL THEN scope ELSE done.scope END AS scope,
+       CASE WHEN done IS NULL THEN status ELSE 'open' END AS status,
+       coalesce(done.id, stored) AS retrieval_id;
 
 // name: cursor_for_call
 // A continuation cursor and the frozen retrieval it pages through.

@@ -1,6 +1,7 @@
 // Sessions, continuity lines and the activation that opens them.
 
-// name: session_for_call
+// name: touch_session
+// fragment: leaves `s` (the session named by $session_id) bound; no row if there is none.
 // Loads the session a tool call names and refreshes its idle clock. An open session idle for
 // longer than the timeout is closed here, lazily, with outcome unknown — the same rule the reaper
 // applies — so a late call sees "already ended" whether or not the reaper has run yet.
@@ -12,6 +13,11 @@ FOREACH (_ IN CASE WHEN expired THEN [1] ELSE [] END |
   SET s.status = 'ended', s.outcome = 'unknown', s.ended_at = $now, s.end_reason = 'idle_timeout')
 FOREACH (_ IN CASE WHEN s.status = 'open' THEN [1] ELSE [] END | SET s.last_seen_at = $now)
 REMOVE s._touch
+
+// name: session_for_call
+// The session guard of a write (touch_session): the caller refuses an unknown session, another
+// scope's, or an ended one, and the transaction then rolls back.
+// include: touch_session
 RETURN s.scope AS scope, s.status AS status, s.task_context AS task_context;
 
 // name: session_for_read

@@ -108,13 +108,7 @@ class GraphRepository:
             now=now,
             idle_before=now - timedelta(seconds=self.idle_timeout),
         )
-        if not found:
-            raise invalid(f"unknown session_id {session_id!r}; call slowave_activate first", "session_id")
-        if found[0]["scope"] != scope:
-            raise invalid("session_id and scope do not match", "scope")
-        if found[0]["status"] != "open":
-            raise invalid("session is already ended; call slowave_activate to start a new one", "session_id")
-        return found[0]
+        return _guarded(found[0] if found else None, session_id, scope)
 
     # ------------------------------------------------------------------ remember
     async def remember(
@@ -223,9 +217,21 @@ class GraphRepository:
         merge: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
         **retrieval: Any,
     ) -> None:
-        """Freeze a recall's catalog for an open session (guarded again inside the transaction) and
-        merge the call's task_context into the session in the same transaction: a failed recall
-        leaves the session as it was."""
+        """Freeze a recall's catalog for an open session (guarded again under its lock) and merge
+        the call's task_context into the session in the same transaction: a failed recall leaves
+        the session as it was. Without a task_context to merge, guard and freeze are one statement
+        (recall_retrieval, idempotent on the retrieval id)."""
+        if not context_update:
+            found = await self.db.run_idempotent_write(
+                "recall_retrieval",
+                session_id=session_id,
+                scope=scope,
+                now=now,
+                idle_before=now - timedelta(seconds=self.idle_timeout),
+                **retrieval,
+            )
+            _guarded(found[0] if found and found[0]["scope"] is not None else None, session_id, scope)
+            return
 
         async def work(tx: AsyncManagedTransaction) -> None:
             row = await self._guard_session(tx, session_id, scope, now)
@@ -542,6 +548,17 @@ class GraphRepository:
                     "procedure_id": procedure_id, "was_open": locked[0]["status"] == "open"}  # fmt: skip
 
         return await self.db.write(work)
+
+
+def _guarded(row: dict[str, Any] | None, session_id: str, scope: str) -> dict[str, Any]:
+    """The session row of a guard (touch_session), if the call may use the session."""
+    if row is None:
+        raise invalid(f"unknown session_id {session_id!r}; call slowave_activate first", "session_id")
+    if row["scope"] != scope:
+        raise invalid("session_id and scope do not match", "scope")
+    if row["status"] != "open":
+        raise invalid("session is already ended; call slowave_activate to start a new one", "session_id")
+    return row
 
 
 def hits(found: list[dict[str, Any]]) -> list[dict[str, Any]]:

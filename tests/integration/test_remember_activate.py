@@ -8,6 +8,7 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App
+from slowave_graph.errors import ServiceError
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services.context import new_id, utcnow
 from tests.mcp_helpers import activate, call, error, ok, paths, recall, remember
@@ -422,3 +423,29 @@ async def test_occurred_at_with_z_is_stored(app: App, scope: str) -> None:
         database_=app.db.database,
     )
     assert found.records[0].data() == {"m": 1772357400, "e": 1772357400}
+
+
+async def test_recall_write_replayed_after_a_lost_commit_stores_one_retrieval(app: App, scope: str) -> None:
+    """A recall without a task_context stores its retrieval in one idempotent auto-commit
+    statement; a refused session stores nothing."""
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Start the migration"))["session_id"]
+    frozen = {
+        "retrieval_id": new_id("rec"), "kind": "recall", "query": "q", "query_embedding": None,
+        "policy_version": "p", "page_size": 5, "catalog_ids": [], "catalog_pathways": [],
+        "relevant_total": 0, "catalog_truncated": False, "page_memories": [], "page_procedures": [],
+        "cursor_id": None,
+    }  # fmt: skip
+    for _ in range(2):  # the second is the retry loop's replay
+        await app.repo.create_retrieval(session_id=session, scope=scope, now=utcnow(), **frozen)
+    assert (await node_count(app, scope))["retrievals"] == 2  # activate's and this recall's
+    refused = [(session, scope + "x", "do not match"), ("sess_999999999", scope, "unknown session_id")]
+    for session_id, in_scope, message in refused:
+        with pytest.raises(ServiceError, match=message):
+            await app.repo.create_retrieval(
+                session_id=session_id,
+                scope=in_scope,
+                now=utcnow(),
+                **{**frozen, "retrieval_id": new_id("rec")},
+            )
+    assert (await node_count(app, scope))["retrievals"] == 2
