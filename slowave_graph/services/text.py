@@ -87,25 +87,31 @@ def lucene_query(text: str, token: str) -> str | None:
 
 @lru_cache(maxsize=65_536)
 def _stem(word: str) -> str:
-    """A light plural/verb-suffix strip so 'tokens' meets 'token' and 'expired' meets 'expire'."""
+    """A light plural/verb-suffix strip so 'tokens' meets 'token' and 'expired' meets 'expires'."""
     for suffix in ("ies", "es", "s", "ing", "ed"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
 
 
-@lru_cache(maxsize=4_096)
-def content_stems(content: str) -> frozenset[str]:
-    """The stemmed words of a memory's text (cached: the same memories come back query after query)."""
-    return frozenset(_stem(w) for w in _WORD.findall(content.casefold()))
+@lru_cache(maxsize=1_024)
+def _words_stemming_to(stems: tuple[str, ...]) -> re.Pattern[str]:
+    """Whole words that could stem to one of ``stems``: the stem itself plus at most 3 letters
+    (the longest suffix ``_stem`` strips), so only they need stemming."""
+    alternatives = "|".join(re.escape(stem) for stem in sorted(set(stems), key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives})\w{{0,3}}(?!\w)")
 
 
 def term_coverage(terms: list[str], content: str) -> float:
-    """Share of the query's topical terms that occur in the content (0..1)."""
+    """Share of the query's topical terms that occur in the content (0..1), words compared by stem.
+
+    The content is scanned once by a pattern of the terms' stems instead of stemming its every
+    word: ranking judges ~60-100 memories per cue, mostly not seen by the previous query."""
     if not terms:
         return 0.0
-    present = content_stems(content)
-    return sum(1 for t in terms if _stem(t) in present) / len(terms)
+    stems = tuple(_stem(t) for t in terms)
+    present = {_stem(w) for w in _words_stemming_to(stems).findall(content.casefold())}
+    return sum(1 for s in stems if s in present) / len(terms)
 
 
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import random
+import re
+
 from slowave_graph.services.text import (
+    _stem,
     active_key,
     lucene_query,
     normalise_claim,
@@ -8,6 +12,7 @@ from slowave_graph.services.text import (
     scope_norm_key,
     scope_token,
     split_cues,
+    term_coverage,
 )
 
 
@@ -49,3 +54,29 @@ def test_split_cues_searches_each_question() -> None:
         "Fix it. Now",
     ]
     assert split_cues(["  ", "same", "same"]) == ["same"]
+
+
+def test_term_coverage_compares_words_by_stem() -> None:
+    content = "The tokens expired; parties went on. Running jobs, a file and the CAFÉS of Straße."
+    assert term_coverage(query_terms("tokens parties"), content) == 1.0  # token, part
+    assert term_coverage(query_terms("café straße jobs"), content) == 1.0  # case-folded, CAFÉS → café
+    assert term_coverage(query_terms("tok"), content) == 0.0  # a stem is not a prefix
+    assert term_coverage(query_terms("token zebra"), content) == 0.5
+    assert term_coverage([], content) == 0.0
+
+
+def test_term_coverage_equals_stemming_every_word_of_the_content() -> None:
+    """The scan by the terms' stems finds exactly what stemming every content word would."""
+
+    def every_word(terms: list[str], content: str) -> float:
+        present = {_stem(w) for w in re.findall(r"\w+", content.casefold())}
+        return sum(1 for t in terms if _stem(t) in present) / len(terms) if terms else 0.0
+
+    words = "token tokens parties part going goes go expired expire runs running run ies x1 año Straße "
+    words += "STRASSE café cafés v2 1999s İstanbul ﬁle files a_b_c tokenized"
+    pool = words.split()
+    rng = random.Random(7)
+    for _ in range(3000):
+        content = " ".join(rng.choice(pool) + rng.choice(["", ",", ".", "-", "_x", "s"]) for _ in range(12))
+        terms = query_terms(" ".join(rng.choice(pool) for _ in range(rng.randint(0, 4))))
+        assert term_coverage(terms, content) == every_word(terms, content), (terms, content)
