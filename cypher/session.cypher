@@ -21,8 +21,8 @@ REMOVE s._touch
 RETURN s.scope AS scope, s.status AS status, s.task_context AS task_context;
 
 // name: session_for_read
-// recall's first look at its session, read-only: the guard that counts (session_for_call, under
-// the write lock) runs again in the transaction that stores the retrieval. A session this check
+// recall's first look at its session, read-only: the guard that counts (touch_session, under
+// the write lock) runs again in the write that stores the retrieval. A session this check
 // would refuse — unknown, another scope, ended, or idle past the timeout — goes through
 // session_for_call instead, which gives the error (and closes an idle session).
 MATCH (s:Session {id: $session_id})

@@ -360,16 +360,14 @@ class Coalescer:
     def __init__(self, run: Callable[[list[str]], list[list[float]]]) -> None:
         self._run = run
         self._waiting: list[tuple[list[str], asyncio.Future[list[list[float]]]]] = []
-        self._draining = False
-        self._drainer: asyncio.Future[None] | None = None  # a reference keeps the task alive
+        self._drainer: asyncio.Future[None] | None = None  # the running drain (a reference keeps it alive)
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
         future: asyncio.Future[list[list[float]]] = asyncio.get_running_loop().create_future()
         self._waiting.append((texts, future))
-        if not self._draining:
-            self._draining = True
+        if self._drainer is None or self._drainer.done():
             self._drainer = asyncio.ensure_future(self._drain())
         return await future
 
@@ -392,7 +390,6 @@ class Coalescer:
                         future.set_result(vectors[start : start + len(texts)])
                     start += len(texts)
         finally:
-            self._draining = False
             for _, future in self._waiting:  # only when the loop itself is going away
                 if not future.done():
                     future.set_exception(RuntimeError("the embedding run was cancelled"))
