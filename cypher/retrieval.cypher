@@ -18,6 +18,9 @@
 // memories are counted, reading at most $search_from (= 2 * $k) index entries, and SEARCH only
 // runs for a scope that has at least that many; a smaller scope is scanned exactly, which returns
 // its true top-k and, for a few dozen memories, costs about as much as the search.
+// The scan's seek is keyed on the guard (its scope is null unless the scan is the branch taken):
+// with a plain {scope: $scope} the planner seeks first and tests `live` on every row after, so a
+// search in a 20k-memory scope also read its 20k index entries, only to drop them (3 ms of 6).
 CYPHER 25
 WITH size(COLLECT { MATCH (m:Memory {scope: $scope, status: 'active'}) RETURN m.id LIMIT $search_from })
      AS live
@@ -33,7 +36,7 @@ CALL (live) {
   RETURN qi, m, score
   UNION ALL
   WITH live WHERE 0 < live AND live < $search_from
-  MATCH (m:Memory {scope: $scope, status: 'active'})
+  MATCH (m:Memory {scope: CASE WHEN live < $search_from THEN $scope END, status: 'active'})
   WITH m, m.embedding AS v
   UNWIND range(0, size($embeddings) - 1) AS qi
   WITH qi, m, vector.similarity.cosine(v, $embeddings[qi]) AS score ORDER BY score DESC
@@ -175,7 +178,8 @@ RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
 // retrieval of the scope — ~0.1 ms each, growing with every feedback ever given (8,000 took
 // ~0.9 s); the search stays ~12 ms. Like vector_search_filtered, SEARCH only runs when the scope
 // has at least $search_from (= 2 * $k) learned retrievals (a LIMIT above the live matches can
-// hang Neo4j 2026.09.0); fewer are compared exactly.
+// hang Neo4j 2026.09.0); fewer are compared exactly, through a seek keyed on the guard (see
+// vector_search_filtered: otherwise every search also read all of the scope's learned retrievals).
 CYPHER 25
 WITH size(COLLECT {
        MATCH (r:Retrieval {scope: $scope, learned: true}) WHERE r.experience_embedding IS NOT NULL
@@ -193,7 +197,7 @@ CALL (live) {
   RETURN r, max(2 * score - 1) AS similarity
   UNION ALL
   WITH live WHERE 0 < live AND live < $search_from
-  MATCH (r:Retrieval {scope: $scope, learned: true})
+  MATCH (r:Retrieval {scope: CASE WHEN live < $search_from THEN $scope END, learned: true})
   WHERE r.experience_embedding IS NOT NULL
   WITH r, r.experience_embedding AS v
   WITH r, [e IN $embeddings | vector.similarity.cosine(v, e)] AS similarities
@@ -345,7 +349,8 @@ LIMIT $k;
 // active procedures of the scope, filtered inside the index; a procedure's cosine is its best over
 // the cues, and the union holds the scan's top-$k. A scope's procedures grow with every commit
 // that records one, so the scan's cost would too. Like vector_search_filtered, SEARCH only runs
-// when the scope has at least $search_from (= 2 * $k) active procedures; fewer are compared exactly.
+// when the scope has at least $search_from (= 2 * $k) active procedures; fewer are compared
+// exactly, through a seek keyed on the guard (see vector_search_filtered).
 CYPHER 25
 WITH size(COLLECT {
        MATCH (p:Procedure {scope: $scope, status: 'active'}) RETURN p.id LIMIT $search_from
@@ -362,7 +367,7 @@ CALL (live) {
   RETURN p, max(2 * score - 1) AS cosine
   UNION ALL
   WITH live WHERE 0 < live AND live < $search_from
-  MATCH (p:Procedure {scope: $scope, status: 'active'})
+  MATCH (p:Procedure {scope: CASE WHEN live < $search_from THEN $scope END, status: 'active'})
   WITH p, p.embedding AS v
   UNWIND $embeddings AS e
   RETURN p, max(2 * vector.similarity.cosine(v, e) - 1) AS cosine

@@ -25,9 +25,14 @@ RETURN s.scope AS scope, s.status AS status, s.task_context AS task_context;
 // the write lock) runs again in the write that stores the retrieval. A session this check
 // would refuse — unknown, another scope, ended, or idle past the timeout — goes through
 // session_for_call instead, which gives the error (and closes an idle session).
+// Also which of recall's searches can find something in the scope (as scope_state tells
+// activate): without a procedure or a learned retrieval those two statements are not sent.
 MATCH (s:Session {id: $session_id})
 RETURN s.scope AS scope, s.status AS status, s.task_context AS task_context,
-       s.status = 'open' AND s.last_seen_at < $idle_before AS expired;
+       s.status = 'open' AND s.last_seen_at < $idle_before AS expired,
+       // status IS NOT NULL lets the (scope, status) index answer (a composite index needs both)
+       EXISTS { MATCH (p:Procedure {scope: $scope}) WHERE p.status IS NOT NULL } AS has_procedures,
+       EXISTS { MATCH (r:Retrieval {scope: $scope, learned: true}) } AS has_learned;
 
 // name: scope_state
 // What activate needs to know about a scope before it searches: whether it holds anything (and so

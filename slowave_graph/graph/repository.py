@@ -42,6 +42,13 @@ class ScopeState:
 
 
 @dataclass(frozen=True)
+class RecallSession:
+    task_context: dict[str, Any]
+    has_procedures: bool  # False: the procedure search would find nothing
+    has_learned: bool  # False: so would the experience lookup
+
+
+@dataclass(frozen=True)
 class ServedPage:
     retrieval_id: str
     page: int
@@ -143,12 +150,15 @@ class GraphRepository:
 
         return await self.db.write(work)
 
-    async def session_context(self, *, session_id: str, scope: str, now: datetime) -> dict[str, Any]:
+    async def session_for_recall(self, *, session_id: str, scope: str, now: datetime) -> RecallSession:
         """A session's stored task_context, checked as the guard would, without writing: the
         write that follows re-guards under the lock. A session the guard would refuse goes through
         the guard itself, which raises its error (and closes a session found idle)."""
         found = await self.db.run_read(
-            "session_for_read", session_id=session_id, idle_before=now - timedelta(seconds=self.idle_timeout)
+            "session_for_read",
+            session_id=session_id,
+            scope=scope,
+            idle_before=now - timedelta(seconds=self.idle_timeout),
         )
         row = found[0] if found else None
         if row is None or row["scope"] != scope or row["status"] != "open" or row["expired"]:
@@ -156,8 +166,13 @@ class GraphRepository:
             async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
                 return await self._guard_session(tx, session_id, scope, now)
 
-            row = await self.db.write(work)
-        return dict(json.loads(row["task_context"] or "{}"))
+            guarded = await self.db.write(work)  # a race the guard let through: search everything
+            return RecallSession(dict(json.loads(guarded["task_context"] or "{}")), True, True)
+        return RecallSession(
+            dict(json.loads(row["task_context"] or "{}")),
+            bool(row["has_procedures"]),
+            bool(row["has_learned"]),
+        )
 
     async def _merge_context(
         self,

@@ -323,12 +323,20 @@ class RecallService:
         # A read-only session check and the query embedding (CPU) overlap. The guard proper, the
         # idle clock and the task_context update go with the retrieval's write, so a failed recall
         # changes nothing.
-        stored_context, cues = await asyncio.gather(
-            self.repo.session_context(session_id=req.session_id, scope=req.scope, now=self.clock()),
+        session, cues = await asyncio.gather(
+            self.repo.session_for_recall(session_id=req.session_id, scope=req.scope, now=self.clock()),
             self.retriever.embed_cues([req.query, req.semantic_context or ""]),
         )
-        context = merge_context(stored_context, req.task_context) if req.task_context else stored_context
-        catalog = await self.retriever.build(req.scope, cues, context_cue(context), req.page_size or 5)
+        stored = session.task_context
+        context = merge_context(stored, req.task_context) if req.task_context else stored
+        catalog = await self.retriever.build(
+            req.scope,
+            cues,
+            context_cue(context),
+            req.page_size or 5,
+            with_experience=session.has_learned,
+            with_procedures=session.has_procedures,
+        )
         retrieval_id = new_id("rec")
         frozen = catalog.freeze(retrieval_id)
         first = catalog.page(1)

@@ -12,7 +12,7 @@ from mcp import Client
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
 from tests.conformance import seeded
-from tests.mcp_helpers import activate, call, commit, ok, settle
+from tests.mcp_helpers import activate, call, commit, ok, recall, settle
 
 pytestmark = pytest.mark.neo4j
 
@@ -166,4 +166,27 @@ async def test_activate_orders_by_what_feedback_taught_about_the_same_question(a
         )
         assert (await app.repo.scope_state(scope, scope)).has_learned is True
         again = await activate(client, scope, question)
+        assert again["memories"][0]["memory_id"] == second, again["memories"]
+
+
+async def test_recall_orders_by_what_feedback_taught_about_the_same_question(app: App, scope: str) -> None:
+    """Experience reaches recall too: its session read tells it the scope has a learned retrieval
+    (session_for_read's has_learned), so the lookup runs and the memory that helped comes first."""
+    async with Client(build_server(app)) as client:
+        await seeded(client, scope, ["Staging deploys run from the blue pipeline on weekdays",
+                                     "Staging deploys run from the green pipeline on weekends"])  # fmt: skip
+        question = "Which pipeline runs staging deploys?"
+        session = (await activate(client, scope, "Ship the release"))["session_id"]
+        first = await recall(client, scope, session, question)
+        order = [m["memory_id"] for m in first["memories"]]
+        assert len(order) == 2, first["memories"]
+        top, second = order
+        marks = [{"memory_id": top, "assessment": "irrelevant"},
+                 {"memory_id": second, "assessment": "used", "effect": "helped"}]  # fmt: skip
+        ok(
+            await call(
+                client, "slowave_feedback", {"retrieval_id": first["retrieval_id"], "memory_feedback": marks}
+            )
+        )
+        again = await recall(client, scope, session, question)
         assert again["memories"][0]["memory_id"] == second, again["memories"]

@@ -344,6 +344,12 @@ async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(ap
     assert await experience() == sorted(marked)
 
 
+def plan_rows(node: dict[str, Any], operator: str) -> int:
+    """Rows produced by every operator of this kind in a profiled plan."""
+    own = int(node.get("rows", 0)) if str(node["operatorType"]).startswith(operator) else 0
+    return own + sum(plan_rows(child, operator) for child in node.get("children", []))
+
+
 async def test_a_filtered_search_never_asks_for_more_than_the_scope_holds(app: App, scope: str) -> None:
     """Neo4j 2026.09.0 can fail without answering when a filtered vector SEARCH has a LIMIT above
     the live nodes its filter matches (seen on a 100k-memory database with deletions, where every
@@ -377,17 +383,58 @@ async def test_a_filtered_search_never_asks_for_more_than_the_scope_holds(app: A
         )
         plan = result.summary.profile
         assert plan is not None
-
-        def search_rows(node: dict[str, Any]) -> int:
-            own = (
-                int(node.get("rows", 0))
-                if str(node["operatorType"]).startswith("NodeVectorIndexSearch")
-                else 0
-            )
-            return own + sum(search_rows(child) for child in node.get("children", []))
-
-        assert (search_rows(plan) > 0) is searched, (k, search_rows(plan))
+        searched_rows = plan_rows(plan, "NodeVectorIndexSearch")
+        assert (searched_rows > 0) is searched, (k, searched_rows)
         got = sorted(round(float(r["cosine"]), 4) for r in hits([dict(r) for r in result.records]))
         want = sorted(round(float(r["cosine"]), 4) for r in (await exact.search_direct(
             scope=scope, embeddings=[vector], lucene=None, k=k)).vector)  # fmt: skip
         assert got == want and len(got) == min(k, len(contents))
+
+
+async def test_a_guarded_search_reads_only_what_its_guard_needs(app: App, scope: str) -> None:
+    """The three guarded searches (memories, learned retrievals, procedures) count at most
+    search_from(k) live entries, then either SEARCH or scan the few there are. When the search
+    runs, the scan's index seek must read nothing: with a plain {scope: $scope} the planner put the
+    guard's test after the seek, so every search also read the whole scope's index entries (20k
+    for a large scope, 3 of a 6 ms memory search)."""
+    from slowave_graph.graph.repository import search_from
+
+    if not (app.db.server and app.db.server.vector_filter_in_index):
+        pytest.skip("SEARCH needs Neo4j 2026.01+")
+    services = ["billing", "search", "ledger"]
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Load"))["session_id"]
+        for svc in services:
+            await remember(client, scope, session, f"The {svc} service is deployed with Helm on Fridays")
+        for svc in services:  # a learned retrieval and a procedure each
+            shown = await activate(client, scope, f"How is the {svc} service deployed?")
+            marks = [{"memory_id": m["memory_id"], "assessment": "used", "effect": "helped"}
+                     for m in shown["memories"]]  # fmt: skip
+            ok(await call(client, "slowave_feedback", {
+                "retrieval_id": shown["retrieval_id"], "memory_feedback": marks, "coverage": "complete",
+                "procedure_feedback": [{"procedure_id": p["procedure_id"], "use": "not_used"}
+                                       for p in shown["procedures"]]}))  # fmt: skip
+            procedure = {"summary": f"Deploy {svc} with Helm", "context": {"service": svc},
+                         "steps": [{"summary": "Run the contract tests"}], "caveats": []}  # fmt: skip
+            await commit(client, shown["session_id"], final_goal=f"Deploy {svc}", procedure=procedure)
+    [vector] = await app.embedder.aembed(["How is the billing service deployed?"])
+    k = 1
+    assert search_from(k) < len(services), "each index holds more than the guard counts: SEARCH runs"
+    extra = {"vector_search_filtered": {}, "experience_search": {"min_similarity": 0.0},
+             "procedure_search_filtered": {"floor": 0.0}}  # fmt: skip
+    for name, params in extra.items():
+        statement = app.db.q(name)
+        result = await app.db.driver.execute_query(
+            "CYPHER 25 PROFILE " + statement[len("CYPHER 25") :],
+            scope=scope,
+            embeddings=[vector],
+            k=k,
+            search_from=search_from(k),
+            database_=app.db.database,
+            **params,
+        )
+        plan = result.summary.profile
+        assert plan is not None
+        assert plan_rows(plan, "NodeVectorIndexSearch") > 0, name
+        assert plan_rows(plan, "NodeIndexSeek") == search_from(k), (name, plan_rows(plan, "NodeIndexSeek"))
+        assert result.records, name

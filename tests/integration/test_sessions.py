@@ -117,4 +117,4 @@ async def test_recall_refuses_a_session_the_guard_refuses_and_writes_nothing(app
     await asyncio.sleep(0.3)
     strict = GraphRepository(app.db, idle_timeout=0.2)  # the same session, now idle past the timeout
     with pytest.raises(ServiceError, match="session is already ended"):
-        await strict.session_context(session_id=act["session_id"], scope=scope, now=utcnow())
+        await strict.session_for_recall(session_id=act["session_id"], scope=scope, now=utcnow())
