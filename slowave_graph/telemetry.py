@@ -62,13 +62,24 @@ def measure(part: str) -> Iterator[None]:
             timer.transactions += 1
 
 
+_in_flight = 0
+
+
+def calls_in_flight() -> int:
+    """Tool calls of this process that have started and not yet finished."""
+    return _in_flight
+
+
 @contextmanager
 def tool_call(metrics: ToolMetrics | None, tool: str) -> Iterator[CallTimer]:
+    global _in_flight
     timer = CallTimer()
     token = _current.set(timer)
+    _in_flight += 1  # tool calls start and end on the event loop; other threads only read it
     try:
         yield timer
     finally:
+        _in_flight -= 1
         _current.reset(token)
         if metrics is not None:
             metrics.record(tool, timer, time.perf_counter() - timer.started)

@@ -206,3 +206,42 @@ def test_the_onnx_embedder_coalesces_concurrent_questions_into_the_same_vectors(
     alone = [embedder.embed_query([q]) for q in questions]
     for got, expected in zip(asyncio.run(together()), alone, strict=True):
         assert np.allclose(got, expected, atol=1e-5)
+
+
+class _Recording:
+    """An ONNX session stand-in that records its runs and delegates to the real one."""
+
+    def __init__(self, session: object) -> None:
+        self.session, self.runs = session, 0
+
+    def run(self, *args: object, **kwargs: object) -> object:
+        self.runs += 1
+        return self.session.run(*args, **kwargs)  # type: ignore[attr-defined]
+
+
+def test_a_lone_tool_call_embeds_on_the_spinning_session_and_a_busy_process_does_not() -> None:
+    """Spinning between a run's operators buys latency with CPU that is idle only when the call
+    has the process to itself; with other calls in flight the plain session runs. Same vectors."""
+    from slowave_graph.telemetry import calls_in_flight, tool_call
+
+    embedder = OnnxInt8Embedder()
+    eager, plain = _Recording(embedder._eager), _Recording(embedder._session)
+    embedder._eager, embedder._session = eager, plain  # type: ignore[assignment]
+    question = ["Which job processes refunds?"]
+
+    async def one_call() -> list[list[float]]:
+        with tool_call(None, "slowave_recall"):
+            assert calls_in_flight() == 1
+            return await embedder.aembed_query(question)
+
+    async def beside_another_call() -> list[list[float]]:
+        with tool_call(None, "slowave_activate"), tool_call(None, "slowave_recall"):
+            assert calls_in_flight() == 2
+            return await embedder.aembed_query(question)
+
+    alone = asyncio.run(one_call())
+    assert (eager.runs, plain.runs) == (1, 0)
+    busy = asyncio.run(beside_another_call())
+    assert (eager.runs, plain.runs) == (1, 1)
+    assert calls_in_flight() == 0
+    assert np.allclose(alone, busy, atol=1e-6)
