@@ -146,6 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
         "restart (at 100k, 40 warm-up lifecycles left activate at p50 65 ms, 200 gave 41 ms; a cold "
         "page cache at 1M made it ~3x slower)",
     )
+    load.add_argument(
+        "--client",
+        choices=["raw", "sdk"],
+        default="raw",
+        help="the load generator: raw = lean JSON-RPC tools/call POSTs (~0.3 ms of CPU per call); "
+        "sdk = the MCP SDK's client (~4 ms per call: pydantic and output-schema validation, on the "
+        "same cores as the server under test)",
+    )
     load.add_argument("--out", default="bench-results", help="directory for JSON, Markdown and PNG")
     _common(load)
 
@@ -311,6 +319,7 @@ async def _bench_load(settings: Settings, args: argparse.Namespace) -> None:
         port=args.port,
         fill_vectors=args.fill_vectors,
         warmup=args.warmup,
+        client=args.client,
     )
     out = Path(args.out)
     async with open_app(settings) as app:

@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ import httpx2
 from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.bench import synthetic
+from slowave_graph.bench.mcp_http import LeanClient
 from slowave_graph.bench.metrics import percentiles
 from slowave_graph.bench.servers import server_fleet
 from slowave_graph.config import Settings
@@ -54,6 +56,7 @@ class LoadOptions:
     prefix: str = "load"
     fill_vectors: str = "exact"  # or "derived" (bench.derived): the 1M figures use derived vectors
     warmup: int = 200  # lifecycles before measuring a size: model, pools, Neo4j's JIT and page cache
+    client: str = "raw"  # the load generator: the lean JSON-RPC client, or "sdk" (bench.mcp_http)
 
 
 # ------------------------------------------------------------------ fill
@@ -302,6 +305,27 @@ def pick_scope(plans: list[synthetic.ScopePlan], rng: random.Random) -> str:
     return rng.choice(candidates)
 
 
+CLIENTS = ("raw", "sdk")
+
+
+@asynccontextmanager
+async def mcp_client(url: str, headers: dict[str, str], name: str, kind: str = "raw") -> AsyncIterator[Any]:
+    """A client with ``call_tool``: the lean one (``bench.mcp_http``) or the SDK's own."""
+    async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
+        if kind == "raw":
+            yield LeanClient(http, url, name, __version__)
+            return
+        if kind != "sdk":
+            raise ValueError(f"client must be one of {', '.join(CLIENTS)}")
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.types import Implementation
+
+        info = Implementation(name=name, version=__version__)
+        async with Client(streamable_http_client(url, http_client=http), client_info=info) as client:
+            yield client
+
+
 async def drive(
     url: str,
     headers: dict[str, str],
@@ -309,23 +333,18 @@ async def drive(
     lifecycles: int,
     plans: list[synthetic.ScopePlan],
     seed: int,
+    client_kind: str = "raw",
 ) -> dict[str, Any]:
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.types import Implementation
-
     rec = Recorder()
     completed = 0
 
     async def worker(n: int) -> None:
         nonlocal completed
         rng = random.Random(f"{seed}:{clients}:{n}")
-        async with httpx2.AsyncClient(headers=headers, timeout=120) as http:
-            info = Implementation(name=f"slowave-load-{n}", version=__version__)
-            async with Client(streamable_http_client(url, http_client=http), client_info=info) as client:
-                for _ in range(lifecycles):
-                    if await lifecycle(client, rec, rng, pick_scope(plans, rng)):
-                        completed += 1
+        async with mcp_client(url, headers, f"slowave-load-{n}", client_kind) as client:
+            for _ in range(lifecycles):
+                if await lifecycle(client, rec, rng, pick_scope(plans, rng)):
+                    completed += 1
 
     started = time.perf_counter()
     await asyncio.gather(*(worker(n) for n in range(clients)))
@@ -343,17 +362,13 @@ async def drive(
     }
 
 
-async def sequential_remembers(url: str, headers: dict[str, str], scope: str, count: int) -> dict[str, Any]:
+async def sequential_remembers(
+    url: str, headers: dict[str, str], scope: str, count: int, client_kind: str = "raw"
+) -> dict[str, Any]:
     """Single memories, one after another, in one session: the sequential write rate."""
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
     rec = Recorder()
     rng = random.Random(f"seq:{scope}")
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=120) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
+    async with mcp_client(url, headers, "slowave-load-seq", client_kind) as client:
         task = {"scope": scope, "task": "store notes", "initial_goal": "store notes"}
         act = await _call(client, rec, "slowave_activate", task)
         assert act is not None, f"activate failed: {dict(rec.errors)}"
@@ -429,6 +444,7 @@ async def run(
         "neo4j": app.db.server.version if app.db.server else None,
         "cpus": os.cpu_count(),
         "lifecycles_per_client": options.lifecycles,
+        "client": options.client,
         "fill_vectors": options.fill_vectors,
         "sizes": [],
     }
@@ -438,10 +454,13 @@ async def run(
         entry: dict[str, Any] = {"size": size, "fill": filled, "phases": []}
         logs = Path(tempfile.mkdtemp(prefix="slowave-load-"))
         with server_fleet(server_env(settings, options.port), 1, logs, ports=[options.port]) as (server,):
-            await drive(url, headers, 1, options.warmup, plans, options.seed + 1)  # model, pools, caches
+            warm = options.seed + 1
+            await drive(url, headers, 1, options.warmup, plans, warm, options.client)  # model, pools, caches
             for clients in options.clients:
                 httpx2.delete(f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10)
-                phase = await drive(url, headers, clients, options.lifecycles, plans, options.seed + size)
+                phase = await drive(
+                    url, headers, clients, options.lifecycles, plans, options.seed + size, options.client
+                )
                 server_split = httpx2.get(
                     f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10
                 ).json()
@@ -453,7 +472,7 @@ async def run(
                 phase["loadavg_1m"] = round(os.getloadavg()[0], 2)
                 entry["phases"].append(phase)
             entry["sequential_remember"] = await sequential_remembers(
-                url, headers, plans[-1].scope, options.sequential_remembers
+                url, headers, plans[-1].scope, options.sequential_remembers, options.client
             )
         entry["floor"] = await floor(app, plans[0].scope)
         results["sizes"].append(entry)

@@ -28,7 +28,13 @@ def markdown(result: dict[str, Any]) -> str:
         f"# bench load — slowave-graph {result['version']}, Neo4j {result['neo4j']}, "
         f"{result['embedding_model']}, {result['cpus']} CPUs",
         "",
-        "Client-side latency over MCP streamable HTTP (ms), embedding included.",
+        "Client-side latency over MCP streamable HTTP (ms), embedding included; load generator: "
+        + (
+            "the MCP SDK's client (`--client sdk`)."
+            if result.get("client") == "sdk"
+            else "lean JSON-RPC tools/call POSTs (`--client raw`; the SDK's client costs ~4 ms of "
+            "CPU per call on the same cores)."
+        ),
         "",
         *(
             [

@@ -46,7 +46,30 @@ async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_pa
         paths = load_report.write(result, tmp_path)
         assert json.loads(paths["json"].read_text())["sizes"][0]["size"] == 60
         assert "| 60 | 2 | activate |" in paths["markdown"].read_text()
+        assert "`--client raw`" in paths["markdown"].read_text()
         assert paths["png"].stat().st_size > 10_000
     finally:
         for plan in synthetic.scope_plan(60, prefix):
             await app.db.run_write("delete_scope", scope=plan.scope)
+
+
+async def test_the_lean_and_the_sdk_client_see_the_same_server(
+    neo4j: Neo4jTarget, scope: str, tmp_path: Path
+) -> None:
+    """The load generator's two clients drive the same lifecycle against a real server process:
+    the lean one (JSON-RPC POSTs) reads the same envelopes the SDK's client does, errors included."""
+    from slowave_graph.bench.servers import server_fleet
+
+    plans = [synthetic.ScopePlan(scope, 0)]
+    port = free_port()
+    env = load.server_env(neo4j.settings(), port)
+    url = f"http://127.0.0.1:{port}/mcp"
+    with server_fleet(env, 1, tmp_path, ports=[port]):
+        for kind in load.CLIENTS:
+            phase = await load.drive(url, {}, 1, 2, plans, seed=3, client_kind=kind)
+            assert phase["error_count"] == 0, (kind, phase["errors"])
+            assert phase["lifecycles"] == 2 and set(phase["tools_ms"]) == set(load.TOOLS), kind
+            async with load.mcp_client(url, {}, "probe", kind) as client:
+                refused = await client.call_tool("slowave_recall", {"scope": scope})
+                envelope = refused.structured_content
+                assert envelope["ok"] is False and envelope["error"]["code"] == "invalid_input", kind
