@@ -344,6 +344,16 @@ async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(ap
     assert await experience() == sorted(marked)
 
 
+async def profiled(app: App, name: str, **params: Any) -> tuple[list[Any], dict[str, Any]]:
+    """A named Cypher 25 statement run under PROFILE: its records and its profiled plan."""
+    statement = app.db.q(name)
+    result = await app.db.driver.execute_query(
+        "CYPHER 25 PROFILE " + statement[len("CYPHER 25") :], database_=app.db.database, **params
+    )
+    assert result.summary.profile is not None
+    return result.records, result.summary.profile
+
+
 def plan_rows(node: dict[str, Any], operator: str) -> int:
     """Rows produced by every operator of this kind in a profiled plan."""
     own = int(node.get("rows", 0)) if str(node["operatorType"]).startswith(operator) else 0
@@ -369,23 +379,14 @@ async def test_a_filtered_search_never_asks_for_more_than_the_scope_holds(app: A
         ok(await call(client, "slowave_remember", {"scope": scope, "session_id": session, "memories": batch}))
     [vector] = await app.embedder.aembed(["Which service retries payments?"])
     exact = GraphRepository(app.db, idle_timeout=3600, vector_strategy="scan")  # type: ignore[arg-type]
-    statement = app.db.q("vector_search_filtered")
-    profiled = "CYPHER 25 PROFILE " + statement[len("CYPHER 25") :]
     for k, searched in ((3, True), (5, False), (50, False)):
         assert (search_from(k) <= len(contents)) is searched
-        result = await app.db.driver.execute_query(
-            profiled,
-            scope=scope,
-            embeddings=[vector],
-            k=k,
-            search_from=search_from(k),
-            database_=app.db.database,
+        records, plan = await profiled(
+            app, "vector_search_filtered", scope=scope, embeddings=[vector], k=k, search_from=search_from(k)
         )
-        plan = result.summary.profile
-        assert plan is not None
         searched_rows = plan_rows(plan, "NodeVectorIndexSearch")
         assert (searched_rows > 0) is searched, (k, searched_rows)
-        got = sorted(round(float(r["cosine"]), 4) for r in hits([dict(r) for r in result.records]))
+        got = sorted(round(float(r["cosine"]), 4) for r in hits([dict(r) for r in records]))
         want = sorted(round(float(r["cosine"]), 4) for r in (await exact.search_direct(
             scope=scope, embeddings=[vector], lucene=None, k=k)).vector)  # fmt: skip
         assert got == want and len(got) == min(k, len(contents))
@@ -423,18 +424,9 @@ async def test_a_guarded_search_reads_only_what_its_guard_needs(app: App, scope:
     extra = {"vector_search_filtered": {}, "experience_search": {"min_similarity": 0.0},
              "procedure_search_filtered": {"floor": 0.0}}  # fmt: skip
     for name, params in extra.items():
-        statement = app.db.q(name)
-        result = await app.db.driver.execute_query(
-            "CYPHER 25 PROFILE " + statement[len("CYPHER 25") :],
-            scope=scope,
-            embeddings=[vector],
-            k=k,
-            search_from=search_from(k),
-            database_=app.db.database,
-            **params,
+        records, plan = await profiled(
+            app, name, scope=scope, embeddings=[vector], k=k, search_from=search_from(k), **params
         )
-        plan = result.summary.profile
-        assert plan is not None
         assert plan_rows(plan, "NodeVectorIndexSearch") > 0, name
         assert plan_rows(plan, "NodeIndexSeek") == search_from(k), (name, plan_rows(plan, "NodeIndexSeek"))
-        assert result.records, name
+        assert records, name
