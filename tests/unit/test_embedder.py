@@ -224,7 +224,10 @@ def test_a_lone_tool_call_embeds_on_the_spinning_session_and_a_busy_process_does
     has the process to itself; with other calls in flight the plain session runs. Same vectors."""
     from slowave_graph.telemetry import calls_in_flight, tool_call
 
-    embedder = OnnxInt8Embedder()
+    embedder = OnnxInt8Embedder(threads=2)
+    # the plain session is one thread: beside other calls a pool only adds hand-offs
+    assert embedder._session.get_session_options().intra_op_num_threads == 1
+    assert embedder._eager.get_session_options().intra_op_num_threads == 2
     eager, plain = _Recording(embedder._eager), _Recording(embedder._session)
     embedder._eager, embedder._session = eager, plain  # type: ignore[assignment]
     question = ["Which job processes refunds?"]
