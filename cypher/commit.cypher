@@ -88,8 +88,10 @@ MERGE (p:Procedure {id: 'proc_' + s.id})
 SET p.scope = s.scope, p.session_id = s.id, p.goal = $goal, p.summary = $summary,
     p.context = $context, p.context_text = $context_text, p.steps = $steps,
     p.steps_text = $steps_text, p.caveats = $caveats, p.deduplication_key = $deduplication_key,
-    p.outcome = $outcome, p.outcome_summary = $outcome_summary, p.embedding = $embedding,
+    p.outcome = $outcome, p.outcome_summary = $outcome_summary,
     p.scope_token = $scope_token, p.verification_status = $verification_status, p.updated_at = $now
+WITH *
+CALL db.create.setNodeVectorProperty(p, 'embedding', $embedding) // float32 (schema.cypher)
 MERGE (p)-[:DERIVED_FROM]->(ep)
 MERGE (p)-[:IN_SCOPE]->(scope)
 WITH p

@@ -143,7 +143,7 @@ SET r.learned = CASE WHEN $learned THEN true ELSE r.learned END,
 WITH r
 CALL (r) {
   WITH r WHERE r.learned = true AND r.experience_embedding IS NULL AND r.query_embedding IS NOT NULL
-  SET r.experience_embedding = r.query_embedding
+  CALL db.create.setNodeVectorProperty(r, 'experience_embedding', r.query_embedding) // float32
 }
 WITH r,
      COLLECT { MATCH (r)-[:EXPOSED]->(m:Memory)

@@ -34,10 +34,13 @@ CALL (scope, fresh, memory_base) {
   WITH scope, fresh[i].m AS m, fresh[i].item AS item, memory_base + i + 1 AS n
   SET m.id = 'sch_' + toString(n), m.content = item.content, m.type = item.type,
       m.status = 'active', m.scope = $scope, m.scope_token = $scope_token,
-      m.embedding = item.embedding, m.content_hash = item.content_hash,
+      m.content_hash = item.content_hash,
       m.salience = 0.5, m.confidence = 0.5, m.reinforced_count = 0,
       m.created_at = $now, m.occurred_at = item.occurred_at,
       m.integration = $client_name, m.integration_version = $client_version
+  // float32, as the vector index holds it (see the header of schema.cypher)
+  WITH scope, m, item
+  CALL db.create.setNodeVectorProperty(m, 'embedding', item.embedding)
   CREATE (m)-[:IN_SCOPE]->(scope)
 }
 // NEXT links what a session remembered in sequence (across calls, via the session's last

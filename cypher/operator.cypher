@@ -119,6 +119,10 @@ WITH row, n, row.label = 'Scope' OR coalesce(n.scope, row.props.scope) = row.pro
 CALL (row, n, own) {
   WITH row, n WHERE own
   SET n = row.props
+  // the stored vectors as float32 (schema.cypher), $vector_keys naming the vector properties by label
+  WITH row, n
+  UNWIND [key IN coalesce($vector_keys[row.label], []) WHERE row.props[key] IS NOT NULL] AS key
+  CALL db.create.setNodeVectorProperty(n, key, row.props[key])
 }
 RETURN count(CASE WHEN own THEN 1 END) AS nodes,
        collect(CASE WHEN NOT own THEN row.label + ' ' + row.id END)[..10] AS conflicts;
@@ -298,10 +302,12 @@ CALL (fresh, memory_base) {
   WITH fresh[i].scope AS scope, fresh[i].m AS m, fresh[i].item AS item, memory_base + i + 1 AS n
   SET m.id = 'sch_' + toString(n), m.content = item.content, m.type = item.type,
       m.status = 'active', m.scope = item.scope, m.scope_token = item.scope_token,
-      m.embedding = item.embedding, m.content_hash = item.content_hash,
+      m.content_hash = item.content_hash,
       m.salience = 0.5, m.confidence = 0.5, m.reinforced_count = 0,
       m.created_at = $now, m.occurred_at = item.occurred_at,
       m.integration = $client_name, m.integration_version = $client_version
+  WITH scope, m, item
+  CALL db.create.setNodeVectorProperty(m, 'embedding', item.embedding) // float32 (schema.cypher)
   CREATE (m)-[:IN_SCOPE]->(scope)
 }
 CALL (written) {
@@ -358,22 +364,25 @@ LIMIT $limit;
 // Writes a page of recomputed memory vectors (the vector index follows).
 UNWIND $rows AS row
 MATCH (m:Memory {id: row.id})
-SET m.embedding = row.embedding
+CALL db.create.setNodeVectorProperty(m, 'embedding', row.embedding) // float32 (schema.cypher)
 RETURN count(m) AS updated;
 
 // name: reembed_set_procedures
 // Writes a page of recomputed procedure vectors.
 UNWIND $rows AS row
 MATCH (p:Procedure {id: row.id})
-SET p.embedding = row.embedding
+CALL db.create.setNodeVectorProperty(p, 'embedding', row.embedding) // float32 (schema.cypher)
 RETURN count(p) AS updated;
 
 // name: reembed_set_retrievals
 // Writes a page of recomputed retrieval query vectors, and their indexed copy on learned ones.
 UNWIND $rows AS row
 MATCH (r:Retrieval {id: row.id})
-SET r.query_embedding = row.embedding,
-    r.experience_embedding = CASE WHEN r.experience_embedding IS NULL THEN null ELSE row.embedding END
+CALL db.create.setNodeVectorProperty(r, 'query_embedding', row.embedding) // float32 (schema.cypher)
+CALL (r, row) {
+  WITH r, row WHERE r.experience_embedding IS NOT NULL
+  CALL db.create.setNodeVectorProperty(r, 'experience_embedding', row.embedding)
+}
 RETURN count(r) AS updated;
 
 // name: reembed_begin

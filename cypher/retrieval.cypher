@@ -222,14 +222,17 @@ RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
 // it by a pure function, so replays are identical), the exposures of page 1 — exactly what the
 // agent is shown, memories and procedures — and, when more is available, the cursor for page 2.
 CREATE (r:Retrieval {
-  id: $retrieval_id, kind: $kind, query: $query, query_embedding: $query_embedding,
-  policy_version: $policy_version,
+  id: $retrieval_id, kind: $kind, query: $query, policy_version: $policy_version,
   scope: $scope, session_id: ses.id, page_size: $page_size, created_at: $now,
   catalog_ids: $catalog_ids, catalog_pathways: $catalog_pathways,
   relevant_total: $relevant_total, catalog_truncated: $catalog_truncated, pages_served: 1
 })
 CREATE (ses)-[:RETRIEVED]->(r)
 WITH *
+CALL (r) { // the first cue's vector, float32 (schema.cypher), none when nothing was searched
+  WITH r WHERE $query_embedding IS NOT NULL
+  CALL db.create.setNodeVectorProperty(r, 'query_embedding', $query_embedding)
+}
 CALL (r) {
   UNWIND $page_memories AS item
   MATCH (m:Memory {id: item.id})

@@ -30,7 +30,7 @@ from slowave_graph.operator.model import (
     is_header,
 )
 from slowave_graph.operator.progress import Progress
-from slowave_graph.operator.texts import VECTOR_PROPERTY, node_text, with_derived
+from slowave_graph.operator.texts import STORED_VECTORS, VECTOR_PROPERTY, node_text, with_derived
 
 
 class ImportRefused(RuntimeError):
@@ -233,7 +233,7 @@ class _Writer:
     def _nodes_work(self, batch: list[dict[str, Any]]) -> Any:
         async def work(tx: AsyncManagedTransaction) -> None:
             try:
-                found = (await rows(tx, self.db.q("import_nodes"), rows=batch))[0]
+                found = (await rows(tx, self.db.q("import_nodes"), rows=batch, vector_keys=STORED_VECTORS))[0]
             except ConstraintError as exc:
                 raise ImportRefused(
                     f"the database already holds an active memory with the same text in the same scope "

@@ -40,6 +40,9 @@ VECTOR_PROPERTY = {"Memory": "embedding", "Procedure": "embedding", "Retrieval":
 # content, and an export's checksum should not depend on them); an import derives them again.
 DERIVED_PROPERTIES = {"Retrieval": ("experience_embedding",)}
 
+# Every vector property by label, stored as float32 on import (see the header of schema.cypher).
+STORED_VECTORS = {label: [key, *DERIVED_PROPERTIES.get(label, ())] for label, key in VECTOR_PROPERTY.items()}
+
 
 def without_derived(label: str, props: dict[str, Any]) -> dict[str, Any]:
     derived = DERIVED_PROPERTIES.get(label, ())

@@ -430,3 +430,56 @@ async def test_a_guarded_search_reads_only_what_its_guard_needs(app: App, scope:
         assert plan_rows(plan, "NodeVectorIndexSearch") > 0, name
         assert plan_rows(plan, "NodeIndexSeek") == search_from(k), (name, plan_rows(plan, "NodeIndexSeek"))
         assert records, name
+
+
+class _Float64Detail:
+    """The real embedder's vectors plus a detail float32 cannot hold (1e-12 on the first
+    component), so a read-back tells float32 storage from float64."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.inner = embedder
+        self.model_name, self.dimension = embedder.model_name, embedder.dimension
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        return [[v[0] + 1e-12, *v[1:]] for v in self.inner.embed(texts)]
+
+    async def aembed(self, texts: Any) -> list[list[float]]:
+        return self.embed(texts)
+
+
+async def test_vectors_are_stored_as_float32(app: App, scope: str) -> None:
+    """Memory and retrieval vectors are written through db.create.setNodeVectorProperty: float32,
+    as the vector index holds them and as vector.similarity.cosine computes, at half the store of a
+    Cypher list of doubles. What the embedder gave beyond float32 is not kept."""
+    import numpy as np
+
+    from slowave_graph.contract.activate import ActivateRequest
+    from slowave_graph.contract.remember import RememberRequest
+    from slowave_graph.services.activation import ActivationService
+    from slowave_graph.services.context import ClientInfo
+    from slowave_graph.services.remember import RememberService
+
+    embedder = _Float64Detail(app.embedder)
+    client = ClientInfo("test", "1")
+    first = await ActivationService(app.repo, embedder).activate(
+        ActivateRequest(scope=scope, task="Which port does the billing API use?", initial_goal="port"), client
+    )
+    await RememberService(app.repo, embedder).remember(
+        RememberRequest(scope=scope, session_id=first.session_id, content="The billing API listens on 8443",
+                        type="fact"), client
+    )  # fmt: skip
+    second = await ActivationService(app.repo, embedder).activate(
+        ActivateRequest(scope=scope, task="Which port does the billing API use?", initial_goal="port"), client
+    )
+    found = await app.db.driver.execute_query(
+        """MATCH (m:Memory {scope: $scope}) WITH collect(m.embedding) AS memories
+           MATCH (r:Retrieval {id: $retrieval_id})
+           RETURN memories, r.query_embedding AS query""",
+        scope=scope, retrieval_id=second.retrieval_id, database_=app.db.database,
+    )  # fmt: skip
+    [memory], query = found.records[0]["memories"], found.records[0]["query"]
+    for stored, given in ((memory, embedder.embed(["The billing API listens on 8443"])[0]),
+                          (query, embedder.embed(["Which port does the billing API use?"])[0])):  # fmt: skip
+        assert len(stored) == 384
+        assert stored == np.asarray(given, dtype=np.float32).astype(np.float64).tolist()
+        assert stored[0] != given[0]  # the float64-only detail is gone
