@@ -15,144 +15,164 @@ RETURN r.scope AS scope, r.session_id AS session_id,
        COLLECT { UNWIND $procedure_ids AS pid MATCH (p:Procedure {id: pid})
                  RETURN {id: p.id, scope: p.scope} } AS procedures;
 
-// name: record_assessments
-// Appends the ledger events of one call. Ids come as one block from the 'feedback' counter (one
-// locked bump per call); seq orders events for "latest wins". refines names the event a new
-// accepted assessment replaces as effective. Targets are matched by label, never by a bare id.
+// name: write_feedback
+// The writes of one feedback call, after its check (feedback_context) in the same transaction, as
+// one statement: one round trip instead of up to six. The parts run in order and each sees what
+// the parts before it wrote; each aggregates to one row, so an empty part (no events, nothing to
+// retire, no memory or procedure to relearn) passes the row on and writes nothing.
+// The 'feedback' counter's write lock, taken in part 1 and held until commit, also serialises the
+// read-then-write recomputations of parts 3-5 between concurrent calls (docs/performance.md).
 MATCH (r:Retrieval {id: $retrieval_id})
-MERGE (c:Counter {name: 'feedback'}) ON CREATE SET c.value = 0
-SET c.value = c.value + size($events)
-WITH r, c.value - size($events) AS base
-UNWIND range(0, size($events) - 1) AS i
-WITH r, $events[i] AS ev, base + i + 1 AS seq
-CALL (r, ev) {
-  OPTIONAL MATCH (m:Memory {id: ev.target_id}) WHERE ev.target_kind = 'memory'
-  OPTIONAL MATCH (p:Procedure {id: ev.target_id}) WHERE ev.target_kind = 'procedure'
-  RETURN coalesce(m, p) AS target
-}
-WITH r, ev, seq, target WHERE target IS NOT NULL
-OPTIONAL MATCH (r)-[prev:ASSESSED {status: 'accepted'}]->(target)
-WITH r, ev, seq, target, prev ORDER BY prev.seq DESC
-WITH r, ev, seq, target, collect(prev)[0] AS effective
-CREATE (r)-[a:ASSESSED]->(target)
-SET a = ev.properties, a.event_id = 'fbe_' + toString(seq), a.seq = seq, a.created_at = $now,
-    a.client_name = $client_name, a.client_version = $client_version,
-    a.refines = CASE WHEN ev.properties.status = 'accepted' THEN effective.event_id END
-RETURN ev.index AS index, a.event_id AS event_id, a.status AS status;
-
-// name: retire_memories
-// stale assessments retire memories: status stale, active_key removed (an identical claim may be
-// remembered again later), and for superseded a SUPERSEDES edge from the replacement. The old
-// memory stays in the graph; only its status changes. Already-retired memories are left alone.
-UNWIND $retire AS item
-MATCH (m:Memory {id: item.memory_id})
-WHERE m.status = 'active'
-SET m.status = 'stale', m.stale_reason = item.stale_reason, m.stale_at = $now,
-    m.stale_event_id = item.event_id
-REMOVE m.active_key
-WITH m, item
-CALL (m, item) {
-  WITH m, item WHERE item.replacement_id IS NOT NULL
-  MATCH (n:Memory {id: item.replacement_id})
-  CREATE (n)-[:SUPERSEDES {reason: item.reason, at: $now, feedback_event_id: item.event_id}]->(m)
-}
-RETURN m.id AS memory_id;
-
-// name: recompute_memory_learning
-// Salience of each memory from its effective assessments across all retrievals:
-// used+helped raises it, used+harmed lowers it (weighted more), everything else is neutral —
-// irrelevant is about one question, not the memory, so it does not move salience.
-// salience = 0.5 + 0.5 * tanh((helped - 1.5 * harmed) / 3), always within (0, 1).
-UNWIND $memory_ids AS mid
-MATCH (m:Memory {id: mid})
-CALL (m) {
-  OPTIONAL MATCH (r:Retrieval)-[a:ASSESSED {status: 'accepted'}]->(m)
-  WHERE NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
-  RETURN sum(CASE WHEN a.assessment = 'used' AND coalesce(a.effect, 'helped') = 'helped' THEN 1 ELSE 0 END)
-           AS helped,
-         sum(CASE WHEN a.assessment = 'used' AND a.effect = 'harmed' THEN 1 ELSE 0 END) AS harmed,
-         sum(CASE WHEN a.assessment = 'used' THEN 1 ELSE 0 END) AS used
-}
-WITH m, m.salience AS before, helped, harmed, used, (helped - 1.5 * harmed) / 3.0 AS x
-SET m.salience = 0.5 + 0.5 * (1.0 - 2.0 / (exp(2.0 * x) + 1.0)), // 0.5 + 0.5 * tanh(x)
-    m.helped_count = helped, m.harmed_count = harmed, m.used_count = used
-RETURN m.id AS id, before, m.salience AS after;
-
-// name: recompute_procedure_tallies
-// Use/effect tallies of each procedure from its effective assessments across all retrievals.
-UNWIND $procedure_ids AS pid
-MATCH (p:Procedure {id: pid})
-CALL (p) {
-  OPTIONAL MATCH (r:Retrieval)-[a:ASSESSED {status: 'accepted'}]->(p)
-  WHERE NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(p) WHERE b.seq > a.seq }
-  RETURN sum(CASE WHEN a.use = 'used' THEN 1 ELSE 0 END) AS used,
-         sum(CASE WHEN a.use = 'not_used' THEN 1 ELSE 0 END) AS not_used,
-         sum(CASE WHEN a.use = 'unassessable' THEN 1 ELSE 0 END) AS unassessable,
-         sum(CASE WHEN a.use = 'used' AND a.effect = 'helped' THEN 1 ELSE 0 END) AS helped,
-         sum(CASE WHEN a.use = 'used' AND a.effect = 'no_effect' THEN 1 ELSE 0 END) AS no_effect,
-         sum(CASE WHEN a.use = 'used' AND a.effect = 'harmed' THEN 1 ELSE 0 END) AS harmed,
-         sum(CASE WHEN a.use = 'used' AND coalesce(a.effect, 'unknown') = 'unknown' THEN 1 ELSE 0 END)
-           AS unknown
-}
-SET p.tally_used = used, p.tally_not_used = not_used, p.tally_unassessable = unassessable,
-    p.tally_helped = helped, p.tally_no_effect = no_effect, p.tally_harmed = harmed,
-    p.tally_unknown = unknown
-RETURN p.id AS id;
-
-// name: recompute_co_use
-// Association learning for one retrieval: memories it exposed that are effectively 'used'
-// together get an ASSOCIATED edge (one per pair, directed from the smaller id) that lists the
-// retrievals of their co-use; weight = 1 - 0.5^count. A retraction removes the retrieval from the
-// edges it no longer supports. Anchored on the retrieval's exposures, never a scan of all edges.
-MATCH (r:Retrieval {id: $retrieval_id})
+// 1. The ledger events of the call. Ids come as one block from the 'feedback' counter (one locked
+// bump per call, none for a call without events), and seq orders events for "latest wins". refines
+// names the event a new accepted assessment replaces as effective. Targets are matched by label,
+// never by a bare id.
 CALL (r) {
-  MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
-  WHERE NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
-    AND a.assessment = 'used' AND m.status = 'active'
-  RETURN collect(m) AS used
+  CALL (r) {
+    WITH r WHERE size($events) > 0
+    MERGE (c:Counter {name: 'feedback'}) ON CREATE SET c.value = 0
+    SET c.value = c.value + size($events)
+    WITH r, c.value - size($events) AS base
+    UNWIND range(0, size($events) - 1) AS i
+    WITH r, $events[i] AS ev, base + i + 1 AS seq
+    CALL (r, ev) {
+      OPTIONAL MATCH (m:Memory {id: ev.target_id}) WHERE ev.target_kind = 'memory'
+      OPTIONAL MATCH (p:Procedure {id: ev.target_id}) WHERE ev.target_kind = 'procedure'
+      RETURN coalesce(m, p) AS target
+    }
+    WITH r, ev, seq, target WHERE target IS NOT NULL
+    OPTIONAL MATCH (r)-[prev:ASSESSED {status: 'accepted'}]->(target)
+    WITH r, ev, seq, target, prev ORDER BY prev.seq DESC
+    WITH r, ev, seq, target, collect(prev)[0] AS effective
+    CREATE (r)-[a:ASSESSED]->(target)
+    SET a = ev.properties, a.event_id = 'fbe_' + toString(seq), a.seq = seq, a.created_at = $now,
+        a.client_name = $client_name, a.client_version = $client_version,
+        a.refines = CASE WHEN ev.properties.status = 'accepted' THEN effective.event_id END
+    RETURN ev.index AS index, a.event_id AS event_id, a.status AS status
+  }
+  RETURN collect({index: index, event_id: event_id, status: status}) AS recorded
 }
-CALL (r, used) {
-  UNWIND used AS x
-  UNWIND used AS y
-  WITH r, x, y WHERE x.id < y.id
-  MERGE (x)-[e:ASSOCIATED]->(y)
-    ON CREATE SET e.retrievals = [], e.created_at = $now, e.source = 'co_use'
-  WITH r, e WHERE NOT r.id IN e.retrievals
-  SET e.retrievals = e.retrievals + r.id, e.updated_at = $now
-  SET e.weight = 1.0 - 0.5 ^ size(e.retrievals)
+// 2. stale assessments retire memories ($retire items name their event by its index in $events):
+// status stale, active_key removed (an identical claim may be remembered again later), and for
+// superseded a SUPERSEDES edge from the replacement. The old memory stays in the graph, only its
+// status changes. Already-retired memories are left alone.
+CALL (recorded) {
+  UNWIND $retire AS item
+  WITH item, [x IN recorded WHERE x.index = item.index | x.event_id][0] AS event_id
+  MATCH (m:Memory {id: item.memory_id})
+  WHERE m.status = 'active'
+  SET m.status = 'stale', m.stale_reason = item.stale_reason, m.stale_at = $now,
+      m.stale_event_id = event_id
+  REMOVE m.active_key
+  WITH m, item, event_id
+  CALL (m, item, event_id) {
+    WITH m, item, event_id WHERE item.replacement_id IS NOT NULL
+    MATCH (n:Memory {id: item.replacement_id})
+    CREATE (n)-[:SUPERSEDES {reason: item.reason, at: $now, feedback_event_id: event_id}]->(m)
+  }
+  RETURN collect(m.id) AS retired
 }
-CALL (r, used) {
-  MATCH (r)-[:EXPOSED]->(x:Memory)-[e:ASSOCIATED]-(y:Memory)
-  WHERE r.id IN e.retrievals AND NOT (x IN used AND y IN used)
-  WITH DISTINCT r, e
-  SET e.retrievals = [id IN e.retrievals WHERE id <> r.id], e.updated_at = $now
-  SET e.weight = CASE WHEN size(e.retrievals) = 0 THEN 0.0 ELSE 1.0 - 0.5 ^ size(e.retrievals) END
+// 3. Salience of each memory ($memory_ids: those with a new accepted assessment) from its
+// effective assessments across all retrievals: used+helped raises it, used+harmed lowers it
+// (weighted more), everything else is neutral — irrelevant is about one question, not the memory,
+// so it does not move salience. salience = 0.5 + 0.5 * tanh((helped - 1.5 * harmed) / 3).
+CALL () {
+  UNWIND $memory_ids AS mid
+  MATCH (m:Memory {id: mid})
+  CALL (m) {
+    OPTIONAL MATCH (r:Retrieval)-[a:ASSESSED {status: 'accepted'}]->(m)
+    WHERE NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
+    RETURN sum(CASE WHEN a.assessment = 'used' AND coalesce(a.effect, 'helped') = 'helped' THEN 1 ELSE 0 END)
+             AS helped,
+           sum(CASE WHEN a.assessment = 'used' AND a.effect = 'harmed' THEN 1 ELSE 0 END) AS harmed,
+           sum(CASE WHEN a.assessment = 'used' THEN 1 ELSE 0 END) AS used
+  }
+  WITH m, m.salience AS before, helped, harmed, used, (helped - 1.5 * harmed) / 3.0 AS x
+  SET m.salience = 0.5 + 0.5 * (1.0 - 2.0 / (exp(2.0 * x) + 1.0)), // 0.5 + 0.5 * tanh(x)
+      m.helped_count = helped, m.harmed_count = harmed, m.used_count = used
+  RETURN collect({id: m.id, before: before, after: m.salience}) AS learning
 }
-RETURN size(used) AS used;
-
-// name: update_retrieval_feedback
-// Whole-result notes and the coverage state after a call; learned marks retrievals whose feedback
-// later questions can inherit (see experience_* in retrieval.cypher), and the first such feedback
-// copies the query vector into experience_embedding, the property the experience vector index
-// holds (so only learned retrievals pay for index maintenance). complete_exposures records how
-// many exposures a successful complete declaration covered: pages served later reopen the retrieval.
-MATCH (r:Retrieval {id: $retrieval_id})
+// 4. Association learning for this retrieval (when a memory was assessed): memories it exposed
+// that are effectively 'used' together get an ASSOCIATED edge (one per pair, directed from the
+// smaller id) that lists the retrievals of their co-use, weight = 1 - 0.5^count. A retraction
+// removes the retrieval from the edges it no longer supports. Anchored on the retrieval's
+// exposures, never a scan of all edges.
+CALL (r) {
+  CALL (r) {
+    WITH r WHERE size($memory_ids) > 0
+    CALL (r) {
+      MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
+      WHERE NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
+        AND a.assessment = 'used' AND m.status = 'active'
+      RETURN collect(m) AS used
+    }
+    CALL (r, used) {
+      UNWIND used AS x
+      UNWIND used AS y
+      WITH r, x, y WHERE x.id < y.id
+      MERGE (x)-[e:ASSOCIATED]->(y)
+        ON CREATE SET e.retrievals = [], e.created_at = $now, e.source = 'co_use'
+      WITH r, e WHERE NOT r.id IN e.retrievals
+      SET e.retrievals = e.retrievals + r.id, e.updated_at = $now
+      SET e.weight = 1.0 - 0.5 ^ size(e.retrievals)
+    }
+    CALL (r, used) {
+      MATCH (r)-[:EXPOSED]->(x:Memory)-[e:ASSOCIATED]-(y:Memory)
+      WHERE r.id IN e.retrievals AND NOT (x IN used AND y IN used)
+      WITH DISTINCT r, e
+      SET e.retrievals = [id IN e.retrievals WHERE id <> r.id], e.updated_at = $now
+      SET e.weight = CASE WHEN size(e.retrievals) = 0 THEN 0.0 ELSE 1.0 - 0.5 ^ size(e.retrievals) END
+    }
+    RETURN size(used) AS used
+  }
+  RETURN sum(used) AS co_used
+}
+// 5. Use/effect tallies of each procedure ($procedure_ids) from its effective assessments across
+// all retrievals.
+CALL () {
+  UNWIND $procedure_ids AS pid
+  MATCH (p:Procedure {id: pid})
+  CALL (p) {
+    OPTIONAL MATCH (r:Retrieval)-[a:ASSESSED {status: 'accepted'}]->(p)
+    WHERE NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(p) WHERE b.seq > a.seq }
+    RETURN sum(CASE WHEN a.use = 'used' THEN 1 ELSE 0 END) AS used,
+           sum(CASE WHEN a.use = 'not_used' THEN 1 ELSE 0 END) AS not_used,
+           sum(CASE WHEN a.use = 'unassessable' THEN 1 ELSE 0 END) AS unassessable,
+           sum(CASE WHEN a.use = 'used' AND a.effect = 'helped' THEN 1 ELSE 0 END) AS helped,
+           sum(CASE WHEN a.use = 'used' AND a.effect = 'no_effect' THEN 1 ELSE 0 END) AS no_effect,
+           sum(CASE WHEN a.use = 'used' AND a.effect = 'harmed' THEN 1 ELSE 0 END) AS harmed,
+           sum(CASE WHEN a.use = 'used' AND coalesce(a.effect, 'unknown') = 'unknown' THEN 1 ELSE 0 END)
+             AS unknown
+  }
+  SET p.tally_used = used, p.tally_not_used = not_used, p.tally_unassessable = unassessable,
+      p.tally_helped = helped, p.tally_no_effect = no_effect, p.tally_harmed = harmed,
+      p.tally_unknown = unknown
+  RETURN count(p) AS tallied
+}
+// 6. Whole-result notes and the coverage state after the call. learned marks retrievals whose
+// feedback later questions can inherit (see experience_* in retrieval.cypher), and the first such
+// feedback copies the query vector into experience_embedding, the property the experience vector
+// index holds (so only learned retrievals pay for index maintenance). complete_exposures records
+// how many exposures a successful complete declaration covered: pages served later reopen the
+// retrieval.
 SET r.learned = CASE WHEN $learned THEN true ELSE r.learned END,
     r.retrieval_quality = coalesce($retrieval_quality, r.retrieval_quality),
     r.missing = coalesce(r.missing, []) + coalesce($missing, [])
-WITH r
+WITH r, recorded, retired, learning
 CALL (r) {
   WITH r WHERE r.learned = true AND r.experience_embedding IS NULL AND r.query_embedding IS NOT NULL
   CALL db.create.setNodeVectorProperty(r, 'experience_embedding', r.query_embedding) // float32
 }
-WITH r,
+WITH r, recorded, retired, learning,
      COLLECT { MATCH (r)-[:EXPOSED]->(m:Memory)
                WHERE NOT EXISTS { (r)-[:ASSESSED {status: 'accepted'}]->(m) } RETURN m.id } AS memory_ids,
      COLLECT { MATCH (r)-[:EXPOSED]->(p:Procedure)
                WHERE NOT EXISTS { (r)-[:ASSESSED {status: 'accepted'}]->(p) } RETURN p.id } AS procedure_ids,
      COUNT { (r)-[:EXPOSED]->() } AS exposures
-WITH r, memory_ids, procedure_ids, exposures,
+WITH r, recorded, retired, learning, memory_ids, procedure_ids, exposures,
      $declare_complete AND size(memory_ids) = 0 AND size(procedure_ids) = 0 AS completes
 SET r.complete_exposures = CASE WHEN completes THEN exposures ELSE r.complete_exposures END,
     r.complete_declared_at = CASE WHEN completes THEN $now ELSE r.complete_declared_at END
-RETURN memory_ids, procedure_ids, coalesce(r.complete_exposures, -1) = exposures AS complete;
+RETURN recorded, retired, learning,
+       {memory_ids: memory_ids, procedure_ids: procedure_ids,
+        complete: coalesce(r.complete_exposures, -1) = exposures} AS coverage;

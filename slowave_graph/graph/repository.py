@@ -493,31 +493,16 @@ class GraphRepository:
         memory_ids = sorted({e["target_id"] for e in accepted if e["target_kind"] == "memory"})
         procedure_ids = sorted({e["target_id"] for e in accepted if e["target_kind"] == "procedure"})
 
-        recorded: list[dict[str, Any]] = []
-        if events:
-            recorded = await rows(
-                tx, self.db.q("record_assessments"), retrieval_id=retrieval_id, events=events, now=now,
-                client_name=client_name, client_version=client_version,
-            )  # fmt: skip
-        event_ids = {int(r["index"]): str(r["event_id"]) for r in recorded}
-        retired: list[str] = []
-        if retire:
-            items = [{**item, "event_id": event_ids.get(item["index"])} for item in retire]
-            retired = [
-                r["memory_id"] for r in await rows(tx, self.db.q("retire_memories"), retire=items, now=now)
-            ]
-        learning: list[dict[str, Any]] = []
-        if memory_ids:
-            learning = await rows(tx, self.db.q("recompute_memory_learning"), memory_ids=memory_ids)
-            await rows(tx, self.db.q("recompute_co_use"), retrieval_id=retrieval_id, now=now)
-        if procedure_ids:
-            await rows(tx, self.db.q("recompute_procedure_tallies"), procedure_ids=procedure_ids)
-        coverage = await rows(
-            tx, self.db.q("update_retrieval_feedback"), retrieval_id=retrieval_id, now=now,
-            retrieval_quality=retrieval_quality, missing=missing, declare_complete=decision.declare_complete,
-            learned=bool(memory_ids),
+        written = await rows(
+            tx, self.db.q("write_feedback"), retrieval_id=retrieval_id, events=events, retire=retire,
+            memory_ids=memory_ids, procedure_ids=procedure_ids, learned=bool(memory_ids), now=now,
+            client_name=client_name, client_version=client_version, retrieval_quality=retrieval_quality,
+            missing=missing, declare_complete=decision.declare_complete,
         )  # fmt: skip
-        return FeedbackWrite(recorded, retired, learning, coverage[0])
+        row = written[0]
+        return FeedbackWrite(
+            list(row["recorded"]), list(row["retired"]), list(row["learning"]), dict(row["coverage"])
+        )
 
     # ------------------------------------------------------------------ commit
     async def session_for_commit(self, session_id: str) -> dict[str, Any] | None:
