@@ -31,94 +31,107 @@ WHERE size(memory_ids) > 0 OR size(procedure_ids) > 0 OR NOT declared
 RETURN r.id AS retrieval_id, memory_ids, procedure_ids, declared AS coverage_declared_complete
 ORDER BY r.created_at;
 
-// name: record_trajectory
-// Trajectory entries become events of the session (ids as one block from the event counter).
+// name: write_commit
+// The writes of a commit, after its checks (lock_session_for_commit, session_outstanding_feedback)
+// in the same transaction, as one statement: one round trip instead of up to four. The parts run in
+// order, each sees what the parts before it wrote, and each aggregates to one row, so an empty part
+// (no trajectory, no procedure) passes the row on. Part 1 takes the global 'event' counter's write
+// lock, which remember needs too and which is held until commit: round trips after it would hold it
+// longer (see write_feedback, docs/performance.md). $episode: {content, outcome}; $procedure: the
+// learned procedure's fields, or null; $close: the session's outcome and verification.
 MATCH (s:Session {id: $session_id})
-MERGE (c:Counter {name: 'event'}) ON CREATE SET c.value = 0
-SET c.value = c.value + size($entries)
-WITH s, c.value - size($entries) AS base
-UNWIND range(0, size($entries) - 1) AS i
-WITH s, $entries[i] AS entry, base + i + 1 AS n
-CREATE (e:Event {
-  id: 'evt_' + toString(n), type: 'trajectory', kind: entry.kind, content: entry.summary,
-  status: entry.status, position: entry.position, scope: s.scope, session_id: s.id,
-  recorded_at: $now, occurred_at: $now, client_name: $client_name, client_version: $client_version
-})
-CREATE (s)-[:RECORDED]->(e)
-RETURN e.id AS event_id;
-
-// name: form_episode
-// One episode per session: a summary of the task, linked to every event of the session; memories
-// remembered in the session derive from it too (their evidence then includes the whole task).
-// On a later commit of the same session the existing episode is updated, not duplicated.
-MATCH (s:Session {id: $session_id})
-OPTIONAL MATCH (s)-[:FORMED]->(existing:Episode)
-WITH s, existing
-CALL (s, existing) {
-  WITH s, existing WHERE existing IS NULL
-  MERGE (c:Counter {name: 'episode'}) ON CREATE SET c.value = 0
-  SET c.value = c.value + 1
-  CREATE (ep:Episode {id: 'ep_' + toString(c.value), scope: s.scope, session_id: s.id,
-                      recorded_at: $now, occurred_at: s.started_at})
-  CREATE (s)-[:FORMED]->(ep)
-  RETURN ep, 1 AS formed
-  UNION
-  WITH existing WHERE existing IS NOT NULL
-  RETURN existing AS ep, 0 AS formed
+// 1. Trajectory entries become events of the session (ids as one block from the event counter,
+// none taken without entries).
+CALL (s) {
+  CALL (s) {
+    WITH s WHERE size($entries) > 0
+    MERGE (c:Counter {name: 'event'}) ON CREATE SET c.value = 0
+    SET c.value = c.value + size($entries)
+    WITH s, c.value - size($entries) AS base
+    UNWIND range(0, size($entries) - 1) AS i
+    WITH s, $entries[i] AS entry, base + i + 1 AS n
+    CREATE (e:Event {
+      id: 'evt_' + toString(n), type: 'trajectory', kind: entry.kind, content: entry.summary,
+      status: entry.status, position: entry.position, scope: s.scope, session_id: s.id,
+      recorded_at: $now, occurred_at: $now, client_name: $client_name, client_version: $client_version
+    })
+    CREATE (s)-[:RECORDED]->(e)
+    RETURN e
+  }
+  RETURN count(e) AS trajectory_events
 }
-SET ep.content = $content, ep.outcome = $outcome, ep.updated_at = $now
-WITH s, ep, formed
+// 2. One episode per session: a summary of the task, linked to every event of the session, and
+// memories remembered in the session derive from it too (their evidence then includes the whole
+// task). On a later commit of the same session the existing episode is updated, not duplicated.
+CALL (s) {
+  OPTIONAL MATCH (s)-[:FORMED]->(existing:Episode)
+  CALL (s, existing) {
+    WITH s, existing WHERE existing IS NULL
+    MERGE (c:Counter {name: 'episode'}) ON CREATE SET c.value = 0
+    SET c.value = c.value + 1
+    CREATE (ep:Episode {id: 'ep_' + toString(c.value), scope: s.scope, session_id: s.id,
+                        recorded_at: $now, occurred_at: s.started_at})
+    CREATE (s)-[:FORMED]->(ep)
+    RETURN ep, 1 AS formed
+    UNION
+    WITH existing WHERE existing IS NOT NULL
+    RETURN existing AS ep, 0 AS formed
+  }
+  SET ep.content = $episode.content, ep.outcome = $episode.outcome, ep.updated_at = $now
+  WITH s, ep, formed
+  CALL (s, ep) {
+    MATCH (s)-[:RECORDED]->(e:Event)
+    MERGE (ep)-[:DERIVED_FROM]->(e)
+  }
+  CALL (s, ep) {
+    MATCH (s)-[:RECORDED]->(:Event)<-[:DERIVED_FROM]-(m:Memory)
+    MERGE (m)-[:DERIVED_FROM]->(ep)
+  }
+  RETURN ep, formed
+}
+// 3. The procedure learned in the session: proc_<session_id>, derived from its episode. A newer
+// procedure with the same deduplication_key in the scope supersedes the older one.
 CALL (s, ep) {
-  MATCH (s)-[:RECORDED]->(e:Event)
-  MERGE (ep)-[:DERIVED_FROM]->(e)
+  CALL (s, ep) {
+    WITH s, ep, $procedure AS proc WHERE proc IS NOT NULL
+    MATCH (scope:Scope {id: s.scope})
+    MERGE (p:Procedure {id: 'proc_' + s.id})
+      ON CREATE SET p.created_at = $now, p.status = 'active'
+    SET p.scope = s.scope, p.session_id = s.id, p.goal = proc.goal, p.summary = proc.summary,
+        p.context = proc.context, p.context_text = proc.context_text, p.steps = proc.steps,
+        p.steps_text = proc.steps_text, p.caveats = proc.caveats,
+        p.deduplication_key = proc.deduplication_key, p.outcome = proc.outcome,
+        p.outcome_summary = proc.outcome_summary, p.scope_token = proc.scope_token,
+        p.verification_status = proc.verification_status, p.updated_at = $now
+    WITH ep, scope, proc, p
+    CALL db.create.setNodeVectorProperty(p, 'embedding', proc.embedding) // float32 (schema.cypher)
+    MERGE (p)-[:DERIVED_FROM]->(ep)
+    MERGE (p)-[:IN_SCOPE]->(scope)
+    WITH proc, p
+    CALL (proc, p) {
+      WITH proc, p WHERE proc.deduplication_key IS NOT NULL
+      MATCH (old:Procedure {scope: p.scope, status: 'active'})
+      WHERE old.deduplication_key = proc.deduplication_key AND old.id <> p.id
+      SET old.status = 'superseded', old.superseded_at = $now
+      MERGE (p)-[:SUPERSEDES {reason: 'deduplication_key', at: $now}]->(old)
+    }
+    RETURN p.id AS procedure_id
+  }
+  RETURN collect(procedure_id)[0] AS procedure_id
 }
-CALL (s, ep) {
-  MATCH (s)-[:RECORDED]->(:Event)<-[:DERIVED_FROM]-(m:Memory)
-  MERGE (m)-[:DERIVED_FROM]->(ep)
-}
-RETURN ep.id AS episode_id, formed;
-
-// name: store_procedure
-// The procedure learned in a session: proc_<session_id>, derived from the session's episode.
-// A newer procedure with the same deduplication_key in the scope supersedes the older one.
-MATCH (s:Session {id: $session_id})-[:FORMED]->(ep:Episode)
-MATCH (scope:Scope {id: s.scope})
-MERGE (p:Procedure {id: 'proc_' + s.id})
-  ON CREATE SET p.created_at = $now, p.status = 'active'
-SET p.scope = s.scope, p.session_id = s.id, p.goal = $goal, p.summary = $summary,
-    p.context = $context, p.context_text = $context_text, p.steps = $steps,
-    p.steps_text = $steps_text, p.caveats = $caveats, p.deduplication_key = $deduplication_key,
-    p.outcome = $outcome, p.outcome_summary = $outcome_summary,
-    p.scope_token = $scope_token, p.verification_status = $verification_status, p.updated_at = $now
-WITH *
-CALL db.create.setNodeVectorProperty(p, 'embedding', $embedding) // float32 (schema.cypher)
-MERGE (p)-[:DERIVED_FROM]->(ep)
-MERGE (p)-[:IN_SCOPE]->(scope)
-WITH p
-CALL (p) {
-  WITH p WHERE $deduplication_key IS NOT NULL
-  MATCH (old:Procedure {scope: p.scope, status: 'active'})
-  WHERE old.deduplication_key = $deduplication_key AND old.id <> p.id
-  SET old.status = 'superseded', old.superseded_at = $now
-  MERGE (p)-[:SUPERSEDES {reason: 'deduplication_key', at: $now}]->(old)
-}
-RETURN p.id AS procedure_id;
-
-// name: close_session
-// Ends the session with its outcome (or updates the outcome of an ended one). Procedures this
-// session effectively used take its outcome as their most recent one — unless the agent said the
-// procedure harmed the task: a success despite a procedure must not clear its record.
-MATCH (s:Session {id: $session_id})
-SET s.status = 'ended', s.final_goal = $final_goal, s.outcome = $outcome,
-    s.outcome_summary = $outcome_summary, s.verification_status = $verification_status,
-    s.verification_summary = $verification_summary, s.verification_refs = $verification_refs,
+// 4. The session ends with its outcome (or the outcome of an ended one is updated). Procedures
+// this session effectively used take its outcome as their most recent one — unless the agent said
+// the procedure harmed the task: a success despite a procedure must not clear its record.
+SET s.status = 'ended', s.final_goal = $close.final_goal, s.outcome = $close.outcome,
+    s.outcome_summary = $close.outcome_summary, s.verification_status = $close.verification_status,
+    s.verification_summary = $close.verification_summary, s.verification_refs = $close.verification_refs,
     s.ended_at = coalesce(s.ended_at, $now), s.committed_at = $now,
     s.end_reason = coalesce(s.end_reason, 'commit')
-WITH s
+WITH s, ep, formed, procedure_id
 CALL (s) {
   MATCH (s)-[:RETRIEVED]->(r:Retrieval)-[a:ASSESSED {status: 'accepted'}]->(p:Procedure)
   WHERE NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(p) WHERE b.seq > a.seq }
     AND a.use = 'used' AND coalesce(a.effect, 'unknown') <> 'harmed' AND p.id <> 'proc_' + s.id
-  SET p.outcome = $outcome, p.outcome_summary = $outcome_summary, p.last_used_at = $now
+  SET p.outcome = $close.outcome, p.outcome_summary = $close.outcome_summary, p.last_used_at = $now
 }
-RETURN s.id AS session_id;
+RETURN ep.id AS episode_id, formed, procedure_id;

@@ -531,21 +531,18 @@ class GraphRepository:
             outstanding = await rows(tx, self.db.q("session_outstanding_feedback"), session_id=session_id)
             if outstanding:
                 raise incomplete_feedback(outstanding)
-            if trajectory:
-                await rows(
-                    tx, self.db.q("record_trajectory"), session_id=session_id, entries=trajectory, now=now,
-                    client_name=client_name, client_version=client_version,
-                )  # fmt: skip
-            formed = (await rows(tx, self.db.q("form_episode"), session_id=session_id, now=now, **episode))[0]
-            procedure_id = None
-            if procedure is not None:
-                stored = await rows(
-                    tx, self.db.q("store_procedure"), session_id=session_id, now=now, **procedure
-                )
-                procedure_id = stored[0]["procedure_id"]
-            await rows(tx, self.db.q("close_session"), session_id=session_id, now=now, **close)
-            return {"episodes_formed": int(formed["formed"]), "episode_id": formed["episode_id"],
-                    "procedure_id": procedure_id, "was_open": locked[0]["status"] == "open"}  # fmt: skip
+            written = await rows(
+                tx, self.db.q("write_commit"), session_id=session_id, entries=trajectory, episode=episode,
+                procedure=procedure, close=close, client_name=client_name, client_version=client_version,
+                now=now,
+            )  # fmt: skip
+            row = written[0]
+            return {
+                "episodes_formed": int(row["formed"]),
+                "episode_id": row["episode_id"],
+                "procedure_id": row["procedure_id"],
+                "was_open": locked[0]["status"] == "open",
+            }
 
         return await self.db.write(work)
 
