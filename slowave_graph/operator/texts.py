@@ -51,7 +51,7 @@ def without_derived(label: str, props: dict[str, Any]) -> dict[str, Any]:
 
 def with_derived(label: str, props: dict[str, Any]) -> dict[str, Any]:
     """A learned retrieval's query vector, copied to the property the experience index holds
-    (``update_retrieval_feedback`` does the same when feedback first teaches something)."""
+    (``write_feedback`` does the same when feedback first teaches something)."""
     if label == "Retrieval" and props.get("learned") is True and props.get("query_embedding") is not None:
         return {**props, "experience_embedding": props["query_embedding"]}
     return props
