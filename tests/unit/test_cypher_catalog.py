@@ -126,3 +126,12 @@ def test_a_stored_vector_is_read_once_per_row_not_once_per_cue(name: str) -> Non
         if not re.fullmatch(r"\$embeddings\[\w+\]", cue)
     ]
     assert per_cue == []
+
+
+def test_every_stored_vector_is_written_as_float32() -> None:
+    """A vector property written with SET or a map literal would be a list of doubles, twice the
+    store of the float32 array db.create.setNodeVectorProperty writes (schema.cypher)."""
+    written = re.compile(r"(SET|,)\s+\w+\.(embedding|query_embedding|experience_embedding)\s*=|"
+                         r"\b(embedding|query_embedding|experience_embedding):\s*\$")  # fmt: skip
+    offenders = [name for name in catalog().names() if written.search(catalog()[name])]
+    assert offenders == []

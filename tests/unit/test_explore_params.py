@@ -221,12 +221,3 @@ def test_cypher_list_command(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert cli.main(["cypher", "run", "delete_scope", "--param", "scope=x:y"]) == 2
     assert "not a catalog query" in capsys.readouterr().err
-
-
-def test_every_stored_vector_is_written_as_float32() -> None:
-    """A vector property written with SET or a map literal would be a list of doubles, twice the
-    store of the float32 array db.create.setNodeVectorProperty writes (schema.cypher)."""
-    written = re.compile(r"(SET|,)\s+\w+\.(embedding|query_embedding|experience_embedding)\s*=|"
-                         r"\b(embedding|query_embedding|experience_embedding):\s*\$")  # fmt: skip
-    offenders = [name for name in catalog().names() if written.search(catalog()[name])]
-    assert offenders == []
