@@ -6,40 +6,50 @@ MATCH (s:Session {id: $session_id})
 RETURN s.scope AS scope, s.status AS status, s.end_reason AS end_reason, s.task AS task,
        EXISTS { (s)-[:FORMED]->(:Episode) } AS has_episode;
 
-// name: lock_session_for_commit
-// First statement of a commit transaction: takes the session's write lock (SET) and only then
-// reads its status. A recall or remember in the same session (their guard takes the same lock) and
-// a second commit of it wait until this commit is done, so the feedback preflight sees every
-// retrieval the session has, and simultaneous commits close the session once: the later one sees
-// status ended and reports operation "updated" (and finds the episode instead of forming another).
+// name: commit_session
+// A commit in one statement: the session's lock, the feedback preflight and, only when nothing is
+// outstanding, every write (commit_writes) — one round trip instead of three.
+// The SET takes the session's write lock before its status is read. A recall or remember in the
+// same session (their guard takes the same lock) and a second commit of it wait until this commit
+// is done, so the preflight sees every retrieval the session has, and simultaneous commits close
+// the session once: the later one sees status ended and reports operation "updated" (and finds the
+// episode instead of forming another).
+// The preflight: retrievals of the session whose exposed targets lack an accepted assessment, or
+// whose exposures were never covered by a complete declaration. With any, nothing is written and
+// the caller refuses the commit with them (`outstanding`, oldest first). No row: unknown session.
 MATCH (s:Session {id: $session_id})
 SET s._committing = true
 REMOVE s._committing
-RETURN s.status AS status;
+WITH s, s.status AS status_before
+CALL (s) {
+  MATCH (s)-[:RETRIEVED]->(r:Retrieval)
+  WITH r,
+       COLLECT { MATCH (r)-[:EXPOSED]->(m:Memory)
+                 WHERE NOT EXISTS { (r)-[:ASSESSED {status: 'accepted'}]->(m) } RETURN m.id } AS memory_ids,
+       COLLECT { MATCH (r)-[:EXPOSED]->(p:Procedure)
+                 WHERE NOT EXISTS { (r)-[:ASSESSED {status: 'accepted'}]->(p) } RETURN p.id } AS procedure_ids,
+       coalesce(r.complete_exposures, -1) = COUNT { (r)-[:EXPOSED]->() } AS declared
+  WHERE size(memory_ids) > 0 OR size(procedure_ids) > 0 OR NOT declared
+  WITH r, memory_ids, procedure_ids, declared ORDER BY r.created_at
+  // one row even when nothing is outstanding (an aggregate over no rows)
+  RETURN collect({retrieval_id: r.id, memory_ids: memory_ids, procedure_ids: procedure_ids,
+                  coverage_declared_complete: declared}) AS outstanding
+}
+OPTIONAL CALL (s, outstanding) {
+  WITH s WHERE size(outstanding) = 0
+  // include: commit_writes
+}
+RETURN status_before, outstanding, episode_id, formed, procedure_id;
 
-// name: session_outstanding_feedback
-// Retrievals of the session whose exposed targets lack an accepted assessment, or whose exposures
-// were never covered by a complete declaration. Commit refuses while any row comes back.
-MATCH (:Session {id: $session_id})-[:RETRIEVED]->(r:Retrieval)
-WITH r,
-     COLLECT { MATCH (r)-[:EXPOSED]->(m:Memory)
-               WHERE NOT EXISTS { (r)-[:ASSESSED {status: 'accepted'}]->(m) } RETURN m.id } AS memory_ids,
-     COLLECT { MATCH (r)-[:EXPOSED]->(p:Procedure)
-               WHERE NOT EXISTS { (r)-[:ASSESSED {status: 'accepted'}]->(p) } RETURN p.id } AS procedure_ids,
-     coalesce(r.complete_exposures, -1) = COUNT { (r)-[:EXPOSED]->() } AS declared
-WHERE size(memory_ids) > 0 OR size(procedure_ids) > 0 OR NOT declared
-RETURN r.id AS retrieval_id, memory_ids, procedure_ids, declared AS coverage_declared_complete
-ORDER BY r.created_at;
-
-// name: write_commit
-// The writes of a commit, after its checks (lock_session_for_commit, session_outstanding_feedback)
-// in the same transaction, as one statement: one round trip instead of up to four. The parts run in
-// order, each sees what the parts before it wrote, and each aggregates to one row, so an empty part
-// (no trajectory, no procedure) passes the row on. Part 1 takes the global 'event' counter's write
-// lock, which remember needs too and which is held until commit: round trips after it would hold it
-// longer (see write_feedback, docs/performance.md). $episode: {content, outcome}; $procedure: the
-// learned procedure's fields, or null; $close: the session's outcome and verification.
-MATCH (s:Session {id: $session_id})
+// name: commit_writes
+// fragment: expects `s` (the locked session) bound; returns episode_id, formed, procedure_id.
+// The writes of a commit, after its checks, in the one statement of commit_session. The parts run
+// in order, each sees what the parts before it wrote, and each aggregates to one row, so an empty
+// part (no trajectory, no procedure) passes the row on. Part 1 takes the global 'event' counter's
+// write lock, which remember needs too and which is held until commit: round trips after it would
+// hold it longer (see write_feedback, docs/performance.md). $episode: {content, outcome};
+// $procedure: the learned procedure's fields, or null; $close: the session's outcome and
+// verification.
 // 1. Trajectory entries become events of the session (ids as one block from the event counter,
 // none taken without entries).
 CALL (s) {

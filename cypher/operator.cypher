@@ -119,10 +119,11 @@ WITH row, n, row.label = 'Scope' OR coalesce(n.scope, row.props.scope) = row.pro
 CALL (row, n, own) {
   WITH row, n WHERE own
   SET n = row.props
-  // the stored vectors as float32 (schema.cypher), $vector_keys naming the vector properties by label
+  // the stored vectors, sent apart from the other properties so each is written once, as float32
+  // (schema.cypher)
   WITH row, n
-  UNWIND [key IN coalesce($vector_keys[row.label], []) WHERE row.props[key] IS NOT NULL] AS key
-  CALL db.create.setNodeVectorProperty(n, key, row.props[key])
+  UNWIND keys(row.vectors) AS key
+  CALL db.create.setNodeVectorProperty(n, key, row.vectors[key])
 }
 RETURN count(CASE WHEN own THEN 1 END) AS nodes,
        collect(CASE WHEN NOT own THEN row.label + ' ' + row.id END)[..10] AS conflicts;
@@ -268,12 +269,13 @@ CALL (row, a, b) {
 RETURN count(*) AS relationships;
 
 // name: bulk_remember_memories
-// remember_memories for a whole bulk-import batch in one statement, however many scopes it
+// remember_call's write for a whole bulk-import batch in one statement, however many scopes it
 // spans: the same nodes, properties, edges, ids and duplicate handling (keep the two in step).
+// call_id names the batch, as it names the tool call of a remember.
 // Items come grouped by scope, each with its scope, scope_token and session_id, index = its
 // position in the batch. The counters are bumped once per batch (event by the batch size,
 // memory by the memories created) under their write locks, so ids are handed out exactly as
-// per-scope remember_memories calls in the same order would hand them out. NEXT chains each
+// per-scope remember calls in the same order would hand them out. NEXT chains each
 // session from its last memory through its items in order. Returns counts, not a row per item:
 // the driver's per-record cost was a good share of an import's client time.
 MERGE (ec:Counter {name: 'event'}) ON CREATE SET ec.value = 0
@@ -285,7 +287,8 @@ MATCH (scope:Scope {id: item.scope})
 CREATE (e:Event {
   id: 'evt_' + toString(event_base + item.index + 1), type: 'remember', content: item.content,
   memory_type: item.type, scope: item.scope, session_id: item.session_id, recorded_at: $now,
-  occurred_at: item.occurred_at, client_name: $client_name, client_version: $client_version
+  occurred_at: item.occurred_at, client_name: $client_name, client_version: $client_version,
+  call_id: $call_id
 })
 CREATE (ses)-[:RECORDED]->(e)
 MERGE (m:Memory {active_key: item.active_key})

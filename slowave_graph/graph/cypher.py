@@ -2,7 +2,7 @@
 
 File format (the same files an analyst opens in Neo4j Browser)::
 
-    // name: remember_memories
+    // name: remember_call
     // One or more comment lines right after the name say what the query does and why it is
     // written the way it is (locking, over-fetch, idempotency).
     MATCH ...

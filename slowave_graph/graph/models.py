@@ -64,6 +64,7 @@ class Event(AsyncStructuredNode):
     occurred_at = DateTimeNeo4jFormatProperty()
     client_name = StringProperty()
     client_version = StringProperty()
+    call_id = StringProperty()  # the remember call (or import batch) that recorded it
 
 
 class Episode(AsyncStructuredNode):

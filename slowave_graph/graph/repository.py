@@ -121,6 +121,7 @@ class GraphRepository:
     async def remember(
         self,
         *,
+        call_id: str,
         session_id: str,
         scope: str,
         scope_token: str,
@@ -129,26 +130,26 @@ class GraphRepository:
         client_version: str | None,
         now: datetime,
     ) -> list[dict[str, Any]]:
-        """Store claims of one call in one transaction; rows in item order."""
-
-        async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
-            await self._guard_session(tx, session_id, scope, now)
-            out = await rows(
-                tx,
-                self.db.q("remember_memories"),
-                session_id=session_id,
-                scope=scope,
-                scope_token=scope_token,
-                items=items,
-                client_name=client_name,
-                client_version=client_version,
-                now=now,
-            )
-            if len(out) != len(items):
-                raise RuntimeError(f"remember wrote {len(out)} of {len(items)} items")
-            return sorted(out, key=lambda r: r["index"])
-
-        return await self.db.write(work)
+        """Store claims of one call in one statement (remember_call: guard and write, idempotent
+        on ``call_id``); a row per item, in item order."""
+        found = await self.db.run_idempotent_write(
+            "remember_call",
+            call_id=call_id,
+            session_id=session_id,
+            scope=scope,
+            scope_token=scope_token,
+            items=items,
+            client_name=client_name,
+            client_version=client_version,
+            now=now,
+            idle_before=now - timedelta(seconds=self.idle_timeout),
+        )
+        _guarded(found[0] if found else None, session_id, scope)
+        written = list(found[0]["written"] or [])
+        if len(written) != len(items):
+            raise RuntimeError(f"remember wrote {len(written)} of {len(items)} items")
+        # event ids are numbered in item order (replays read them back in that order too)
+        return sorted(written, key=lambda r: int(str(r["event_id"]).removeprefix("evt_")))
 
     async def session_for_recall(self, *, session_id: str, scope: str, now: datetime) -> RecallSession:
         """A session's stored task_context, checked as the guard would, without writing: the
@@ -521,27 +522,25 @@ class GraphRepository:
         client_version: str | None,
         now: datetime,
     ) -> dict[str, Any]:
-        """Preflight and close in one transaction: with feedback outstanding nothing is written.
-        ``was_open`` tells whether this call closed the session (read under the session's lock)."""
+        """Preflight and close in one statement (commit_session): with feedback outstanding nothing
+        is written. ``was_open`` tells whether this call closed the session (read under its lock)."""
 
         async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
-            locked = await rows(tx, self.db.q("lock_session_for_commit"), session_id=session_id)
-            if not locked:
-                raise invalid(f"unknown session_id {session_id!r}", "session_id")
-            outstanding = await rows(tx, self.db.q("session_outstanding_feedback"), session_id=session_id)
-            if outstanding:
-                raise incomplete_feedback(outstanding)
-            written = await rows(
-                tx, self.db.q("write_commit"), session_id=session_id, entries=trajectory, episode=episode,
+            found = await rows(
+                tx, self.db.q("commit_session"), session_id=session_id, entries=trajectory, episode=episode,
                 procedure=procedure, close=close, client_name=client_name, client_version=client_version,
                 now=now,
             )  # fmt: skip
-            row = written[0]
+            if not found:
+                raise invalid(f"unknown session_id {session_id!r}", "session_id")
+            row = found[0]
+            if row["outstanding"]:
+                raise incomplete_feedback(list(row["outstanding"]))
             return {
                 "episodes_formed": int(row["formed"]),
                 "episode_id": row["episode_id"],
                 "procedure_id": row["procedure_id"],
-                "was_open": locked[0]["status"] == "open",
+                "was_open": row["status_before"] == "open",
             }
 
         return await self.db.write(work)

@@ -4,7 +4,7 @@ slowave_remember writes them.
 Each record is what one remember item is — ``{"scope": …, "content": …, "type": …,
 "occurred_at": …}`` with the contract's field names and rules. Per scope the import opens one
 session (as slowave_activate would: scope node, continuity line, ``sess_N`` id), and every batch
-runs ``bulk_remember_memories`` — remember's statement (``remember_memories``) for a whole batch
+runs ``bulk_remember_memories`` — remember's statement (``remember_call``) for a whole batch
 across its scopes: an Event per record, a Memory with its embedding, DERIVED_FROM/IN_SCOPE, NEXT in
 record order, ids from the counters, duplicates of an active claim reinforced rather than stored
 twice. Retrieval cannot tell the two apart.
@@ -168,6 +168,7 @@ class _Importer:
         """One transaction: new sessions for new scopes, then bulk_remember_memories."""
         sessions = dict(self.result.sessions)
         scopes = list(dict.fromkeys(item["scope"] for item in items))
+        call_id = new_id("imp")
 
         async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
             opened = dict(sessions)
@@ -178,7 +179,7 @@ class _Importer:
                 item["session_id"] = opened[item["scope"]]
             [counts] = await rows(
                 tx, self.app.db.q("bulk_remember_memories"), items=items,
-                sessions=[opened[scope] for scope in scopes], now=utcnow(), **self.client,
+                sessions=[opened[scope] for scope in scopes], now=utcnow(), call_id=call_id, **self.client,
             )  # fmt: skip
             sessions.update(opened)
             return counts

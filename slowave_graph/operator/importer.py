@@ -216,7 +216,11 @@ class _Writer:
             if self.embedder is not None:
                 await self._reembed(batch)
             for row in batch:
-                row["props"] = with_derived(row["label"], row["props"])
+                props = with_derived(row["label"], row["props"])
+                # vectors go apart: import_nodes writes them once, as float32 (schema.cypher)
+                vector_keys = STORED_VECTORS.get(row["label"], [])
+                row["vectors"] = {k: props[k] for k in vector_keys if props.get(k) is not None}
+                row["props"] = {k: v for k, v in props.items() if k not in vector_keys}
             await self.db.write(self._nodes_work(batch))
             self.written["nodes"] += len(batch)
             done = len(batch)
@@ -233,7 +237,7 @@ class _Writer:
     def _nodes_work(self, batch: list[dict[str, Any]]) -> Any:
         async def work(tx: AsyncManagedTransaction) -> None:
             try:
-                found = (await rows(tx, self.db.q("import_nodes"), rows=batch, vector_keys=STORED_VECTORS))[0]
+                found = (await rows(tx, self.db.q("import_nodes"), rows=batch))[0]
             except ConstraintError as exc:
                 raise ImportRefused(
                     f"the database already holds an active memory with the same text in the same scope "

@@ -19,7 +19,7 @@ from slowave_graph.errors import ServiceError
 from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.services import text
-from slowave_graph.services.context import ClientInfo, utcnow
+from slowave_graph.services.context import ClientInfo, new_id, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +91,7 @@ class RememberService:
         self, req: RememberRequest, rows: list[dict[str, Any]], client: ClientInfo
     ) -> list[dict[str, Any]]:
         return await self.repo.remember(
+            call_id=new_id("rmc"),
             session_id=req.session_id,
             scope=req.scope,
             scope_token=text.scope_token(req.scope),

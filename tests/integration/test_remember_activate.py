@@ -10,6 +10,7 @@ from mcp import Client
 from slowave_graph.app import App
 from slowave_graph.errors import ServiceError
 from slowave_graph.mcp.server import build_server
+from slowave_graph.services import text
 from slowave_graph.services.context import new_id, utcnow
 from tests.mcp_helpers import activate, call, error, ok, paths, recall, remember
 
@@ -449,3 +450,62 @@ async def test_recall_write_replayed_after_a_lost_commit_stores_one_retrieval(ap
                 **{**frozen, "retrieval_id": new_id("rec")},
             )
     assert (await node_count(app, scope))["retrievals"] == 2
+
+
+async def test_remember_write_replayed_after_a_lost_commit_stores_once(app: App, scope: str) -> None:
+    """remember's guard and write are one auto-commit statement that the retry loop may replay
+    when the connection broke mid-commit: the replay of a call id returns what the first attempt
+    stored and writes nothing more. Refused calls (another scope, unknown or ended session)
+    write nothing, and a lone item keeps consecutive event ids whatever its batch index was."""
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Record deploy facts"))["session_id"]
+    vector = (await app.embedder.aembed(["x"]))[0]
+
+    def item(content: str, index: int = 0) -> dict[str, Any]:
+        return {
+            "index": index, "content": content, "type": "fact", "occurred_at": None,
+            "active_key": text.active_key(scope, content), "content_hash": text.content_hash(content),
+            "embedding": vector,
+        }  # fmt: skip
+
+    def store(items: list[dict[str, Any]], call_id: str, **over: str) -> Any:
+        return app.repo.remember(**{
+            "call_id": call_id, "session_id": session, "scope": scope,
+            "scope_token": text.scope_token(scope), "items": items, "client_name": "t",
+            "client_version": "1", "now": utcnow(), **over,
+        })  # fmt: skip
+
+    batch = [item("Deploys run on Tuesdays"), item("Deploys need two approvals", 1)]
+    call_id = new_id("rmc")
+    first = await store(batch, call_id)
+    before = await node_count(app, scope)
+    replay = await store(batch, call_id)  # the retry loop's replay
+    assert replay == first and [r["created"] for r in first] == [True, True]
+    assert await node_count(app, scope) == before
+    again = await store(batch[:1], new_id("rmc"))  # a new call with a known claim: matched
+    assert [r["created"] for r in again] == [False] and again[0]["memory_id"] == first[0]["memory_id"]
+
+    after = await node_count(app, scope)
+    refused = [
+        ({"scope": scope + "x"}, "do not match"),
+        ({"session_id": "sess_999999999"}, "unknown session"),
+    ]
+    for over, message in refused:
+        with pytest.raises(ServiceError, match=message):
+            await store([item("Refused claim")], new_id("rmc"), **over)
+    assert await node_count(app, scope) == after
+
+    [lone] = await store([item("Rollbacks take five minutes", 7)], new_id("rmc"))  # index 7, alone
+    [next_one] = await store([item("Rollbacks are rehearsed monthly")], new_id("rmc"))
+    assert int(next_one["event_id"][4:]) > int(lone["event_id"][4:])
+    counter = await app.db.driver.execute_query(
+        "MATCH (c:Counter {name: 'event'}) RETURN c.value AS v", database_=app.db.database
+    )
+    assert counter.records[0]["v"] >= int(next_one["event_id"][4:])  # no id beyond the counter
+
+    await app.db.driver.execute_query(  # ended (commit would want feedback on activate's context)
+        "MATCH (s:Session {id: $id}) SET s.status = 'ended'", id=session, database_=app.db.database
+    )
+    with pytest.raises(ServiceError, match="already ended"):
+        await store([item("Too late")], new_id("rmc"))
+    assert (await node_count(app, scope))["memories"] == after["memories"] + 2

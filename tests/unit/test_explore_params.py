@@ -102,7 +102,7 @@ def test_bind_params() -> None:
     with pytest.raises(ParamError, match="not an integer"):
         bind_params(QUERY, ["scope=x:y", "limit=lots"])
     with pytest.raises(ParamError, match="not a catalog query"):
-        get_query("remember_memories")
+        get_query("remember_call")
 
 
 def test_explore_queries_declare_exactly_the_parameters_they_use() -> None:
