@@ -149,6 +149,7 @@ class Database:
             ThreadPoolExecutor(read_threads, thread_name_prefix="neo4j-read") if sync_driver else None
         )
         self.server: ServerInfo | None = None
+        self.close_wait_seconds = 10.0
 
     @classmethod
     def connect(
@@ -169,11 +170,18 @@ class Database:
         return cls(driver, database, sync_driver=sync_driver)
 
     async def close(self) -> None:
+        if self._readers is not None:
+            # A statement may still run on a reader thread (the thread of a cancelled call or
+            # background task runs on): closing the sync driver under it broke its connection's
+            # buffers (BufferError). Let it finish first, within a bound for a database that hangs.
+            waiting = asyncio.to_thread(self._readers.shutdown, wait=True, cancel_futures=True)
+            try:
+                await asyncio.wait_for(waiting, timeout=self.close_wait_seconds)
+            except TimeoutError:
+                log.warning("closing the Neo4j drivers with statements still running")
         await self.driver.close()
         if self.sync_driver is not None:
             await asyncio.to_thread(self.sync_driver.close)
-        if self._readers is not None:
-            self._readers.shutdown(wait=False)
 
     def q(self, name: str) -> str:
         return self.queries[name]

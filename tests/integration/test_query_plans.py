@@ -64,7 +64,9 @@ def plans(neo4j: Neo4jTarget) -> dict[str, list[tuple[str, str]]]:
     )
     try:
         with driver.session(database="neo4j") as session:
-            version = session.run("CALL dbms.components() YIELD versions RETURN versions[0] AS v").single()
+            version = session.run(
+                "CALL dbms.components() YIELD name, versions WHERE name = 'Neo4j Kernel' RETURN versions[0] AS v"
+            ).single()
             assert version is not None
             return {
                 name: operators(session.run(explain(catalog()[name])).consume().plan)
