@@ -11,15 +11,16 @@
 // Ids come in blocks: each counter is bumped once per statement, under its write lock (the
 // SET reads after locking), and numbers are handed out by position — so no id is given twice
 // and sch_ numbers move only for memories actually created.
-// Idempotent on $call_id: the session keeps the id of the last remember call it stored and its
-// events carry it, so a replay of that call (a retry after a connection lost mid-commit) writes
-// nothing and returns what the first attempt stored, read back from those events.
+// Idempotent on $call_id: the session keeps the ids of the last 8 remember calls it stored (a
+// replay may come after other calls of the same session) and the events carry theirs, so a replay
+// of a call (a retry after a connection lost mid-commit) writes nothing and returns what the first
+// attempt stored, read back from its events.
 // One row: the session's scope and status (the caller turns a refusal into its error; a refused
 // call writes nothing but the guard's lazy close of a session found idle) and `written`, one map
 // per item in item order (null when refused); no row for an unknown session.
 // include: touch_session
 WITH s, s.scope = $scope AND s.status = 'open' AS allowed,
-     coalesce(s.last_remember_call = $call_id, false) AS replay
+     $call_id IN coalesce(s.remember_calls, []) AS replay
 CALL (s, allowed, replay) {
   WITH s WHERE allowed AND replay
   MATCH (s)-[:RECORDED]->(e:Event {call_id: $call_id})<-[:DERIVED_FROM]-(m:Memory)
@@ -75,7 +76,8 @@ OPTIONAL CALL (s, allowed, replay) {
     WITH chain[i - 1] AS a, chain[i] AS b WHERE a <> b
     MERGE (a)-[:NEXT]->(b)
   }
-  SET ses.last_memory_id = written[size(written) - 1].m.id, ses.last_remember_call = $call_id
+  SET ses.last_memory_id = written[size(written) - 1].m.id,
+      ses.remember_calls = ([$call_id] + coalesce(ses.remember_calls, []))[..8]
   RETURN [w IN written | {memory_id: w.m.id, created: w.created, type: w.m.type, event_id: w.e.id}]
          AS stored
 }

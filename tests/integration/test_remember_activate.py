@@ -478,6 +478,7 @@ async def test_remember_write_replayed_after_a_lost_commit_stores_once(app: App,
     batch = [item("Deploys run on Tuesdays"), item("Deploys need two approvals", 1)]
     call_id = new_id("rmc")
     first = await store(batch, call_id)
+    await store([item("Deploys are announced in #ops")], new_id("rmc"))  # another call in between
     before = await node_count(app, scope)
     replay = await store(batch, call_id)  # the retry loop's replay
     assert replay == first and [r["created"] for r in first] == [True, True]
@@ -508,4 +509,4 @@ async def test_remember_write_replayed_after_a_lost_commit_stores_once(app: App,
     )
     with pytest.raises(ServiceError, match="already ended"):
         await store([item("Too late")], new_id("rmc"))
-    assert (await node_count(app, scope))["memories"] == after["memories"] + 2
+    assert (await node_count(app, scope))["memories"] == after["memories"] + 2  # the two rollback claims
