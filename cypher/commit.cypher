@@ -47,7 +47,8 @@ RETURN status_before, outstanding, episode_id, formed, procedure_id;
 // in order, each sees what the parts before it wrote, and each aggregates to one row, so an empty
 // part (no trajectory, no procedure) passes the row on. Part 1 takes the global 'event' counter's
 // write lock, which remember needs too and which is held until commit: round trips after it would
-// hold it longer (see write_feedback, docs/performance.md). $episode: {content, outcome};
+// hold it longer (see write_feedback, docs/performance.md). $episode: {details, outcome}, the text
+// after its first line (the session's task, read here);
 // $procedure: the learned procedure's fields, or null; $close: the session's outcome and
 // verification.
 // 1. Trajectory entries become events of the session (ids as one block from the event counter,
@@ -87,7 +88,8 @@ CALL (s) {
     WITH existing WHERE existing IS NOT NULL
     RETURN existing AS ep, 0 AS formed
   }
-  SET ep.content = $episode.content, ep.outcome = $episode.outcome, ep.updated_at = $now
+  SET ep.content = 'Task: ' + coalesce(s.task, '(not recorded)') + '\n' + $episode.details,
+      ep.outcome = $episode.outcome, ep.updated_at = $now
   WITH s, ep, formed
   CALL (s, ep) {
     MATCH (s)-[:RECORDED]->(e:Event)

@@ -29,9 +29,10 @@ def task_entries(trajectory: list[TrajectoryEntry] | None) -> list[dict[str, Any
     ]
 
 
-def episode_text(task: str | None, req: CommitRequest, entries: list[dict[str, Any]]) -> str:
+def episode_details(req: CommitRequest, entries: list[dict[str, Any]]) -> str:
+    """The episode's text after its first line, "Task: <the session's task>", which commit_session
+    writes from the session it locks (so a commit without a procedure reads nothing first)."""
     lines = [
-        f"Task: {task or '(not recorded)'}",
         f"Final goal: {req.final_goal}",
         f"Outcome: {req.outcome} — {req.outcome_summary}",
         f"Verification: {req.verification.status} — {req.verification.summary}",
@@ -53,12 +54,13 @@ class CommitService:
         self.clock = clock
 
     async def commit(self, req: CommitRequest, client: ClientInfo) -> CommitResult:
-        session = await self.repo.session_for_commit(req.session_id)
-        if session is None:
-            raise invalid(f"unknown session_id {req.session_id!r}", "session_id")
         entries = task_entries(req.trajectory)
         procedure = None
         if req.procedure is not None:
+            # its scope token needs the session's scope, and an unknown session costs no embedding
+            session = await self.repo.session_for_commit(req.session_id)
+            if session is None:
+                raise invalid(f"unknown session_id {req.session_id!r}", "session_id")
             p = req.procedure
             steps = [s.summary for s in p.steps]
             [embedding] = await self.embedder.aembed(
@@ -75,7 +77,7 @@ class CommitService:
         written = await self.repo.commit(
             session_id=req.session_id,
             trajectory=entries,
-            episode={"content": episode_text(session.get("task"), req, entries), "outcome": req.outcome},
+            episode={"details": episode_details(req, entries), "outcome": req.outcome},
             procedure=procedure,
             close={
                 "final_goal": req.final_goal,

@@ -118,3 +118,26 @@ async def test_recall_refuses_a_session_the_guard_refuses_and_writes_nothing(app
     strict = GraphRepository(app.db, idle_timeout=0.2)  # the same session, now idle past the timeout
     with pytest.raises(ServiceError, match="session is already ended"):
         await strict.session_for_recall(session_id=act["session_id"], scope=scope, now=utcnow())
+
+
+async def test_commit_forms_an_episode_headed_by_the_sessions_task(app: App, scope: str) -> None:
+    """commit_session writes the episode's first line from the session it locks (a commit without
+    a procedure reads nothing before its transaction); an unknown session is refused."""
+    async with Client(build_server(app)) as client:
+        act = await activate(client, scope, "Rotate the API keys")
+        await settle(client, act)
+        done = await commit(client, act["session_id"], "success", final_goal="Keys rotated")
+        assert done["episodes_formed"] == 1
+        unknown = await call(client, "slowave_commit", {
+            "session_id": "sess_999999999", "final_goal": "x", "outcome": "success",
+            "outcome_summary": "x", "verification": {"status": "unverified", "summary": "x", "evidence_refs": []},
+        })  # fmt: skip
+        assert "unknown session_id" in error(unknown, "invalid_input")["message"]
+    found = await app.db.driver.execute_query(
+        "MATCH (:Session {id: $id})-[:FORMED]->(ep:Episode) RETURN ep.content AS content",
+        id=act["session_id"],
+        database_=app.db.database,
+    )
+    lines = found.records[0]["content"].split("\n")
+    assert lines[0] == "Task: Rotate the API keys" and lines[1] == "Final goal: Keys rotated"
+    assert lines[2].startswith("Outcome: success")
