@@ -43,14 +43,27 @@ async def _wait_connectivity(db: Database, timeout: float = 180.0) -> None:
     not yet set the password, attempts fail authentication and Neo4j locks the user for a few
     seconds after three of them, so authentication failures back off longer."""
     deadline = asyncio.get_running_loop().time() + timeout
+    refused_before = False
     while True:
         try:
             await db.driver.verify_connectivity()
             return
         except Exception as exc:
+            refused = _auth_failure(exc)
+            if refused and not refused_before:  # a wrong password should not look like a hang
+                log.warning(
+                    "Neo4j refused the credentials; retrying for up to %.0f s, in case it is still "
+                    "starting (a new managed Neo4j refuses them until its password is set)",
+                    timeout,
+                )
+            refused_before = refused_before or refused
             if asyncio.get_running_loop().time() > deadline:
+                if refused:
+                    raise DatabaseUnavailable(
+                        f"Neo4j refused the credentials (NEO4J_USER / NEO4J_PASSWORD): {exc}"
+                    ) from exc
                 raise DatabaseUnavailable(f"cannot connect to Neo4j: {exc}") from exc
-            await asyncio.sleep(3.0 if _auth_failure(exc) else 0.5)
+            await asyncio.sleep(3.0 if refused else 0.5)
 
 
 def _auth_failure(exc: Exception) -> bool:

@@ -140,3 +140,29 @@ def test_start_up_waits_longer_after_authentication_failures() -> None:
     unauthorized = Neo4jError._hydrate_neo4j(code="Neo.ClientError.Security.Unauthorized", message="x")
     assert _auth_failure(limited) and _auth_failure(unauthorized)
     assert not _auth_failure(ServiceUnavailable("starting")) and not _auth_failure(SYNTAX)
+
+
+async def test_refused_credentials_are_reported_as_such_after_the_start_up_wait(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A managed Neo4j refuses the credentials until its launcher has set the password, so start-up
+    waits through refusals — but says so at the first one, and names the credentials at the end."""
+    from slowave_graph.app import _wait_connectivity
+
+    refused = Neo4jError._hydrate_neo4j(
+        code="Neo.ClientError.Security.Unauthorized", message="authentication failure"
+    )
+
+    class RefusingDriver:
+        attempts = 0
+
+        async def verify_connectivity(self) -> None:
+            self.attempts += 1
+            raise refused
+
+    db = Database.__new__(Database)
+    db.driver = RefusingDriver()  # type: ignore[assignment]
+    with pytest.raises(DatabaseUnavailable, match=r"refused the credentials \(NEO4J_USER / NEO4J_PASSWORD\)"):
+        await _wait_connectivity(db, timeout=0.0)
+    warnings = [r for r in caplog.records if "refused the credentials" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].levelname == "WARNING"
