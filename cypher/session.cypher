@@ -2,16 +2,19 @@
 
 // name: touch_session
 // fragment: leaves `s` (the session named by $session_id) bound; no row if there is none.
-// Loads the session a tool call names and refreshes its idle clock. An open session idle for
-// longer than the timeout is closed here, lazily, with outcome unknown — the same rule the reaper
-// applies — so a late call sees "already ended" whether or not the reaper has run yet.
+// Loads the session a tool call names and refreshes its idle clock — only for a call of the
+// session's own scope: the statements that include this commit on their own, and a refused call
+// must leave the session as it was. An open session idle for longer than the timeout is closed
+// here, lazily, with outcome unknown — the same rule the reaper applies — so a late call sees
+// "already ended" whether or not the reaper has run yet.
 // The SET takes the session's write lock before status is read, so a concurrent close is seen.
 MATCH (s:Session {id: $session_id})
 SET s._touch = true
 WITH s, s.status = 'open' AND s.last_seen_at < $idle_before AS expired
 FOREACH (_ IN CASE WHEN expired THEN [1] ELSE [] END |
   SET s.status = 'ended', s.outcome = 'unknown', s.ended_at = $now, s.end_reason = 'idle_timeout')
-FOREACH (_ IN CASE WHEN s.status = 'open' THEN [1] ELSE [] END | SET s.last_seen_at = $now)
+FOREACH (_ IN CASE WHEN s.status = 'open' AND s.scope = $scope THEN [1] ELSE [] END |
+  SET s.last_seen_at = $now)
 REMOVE s._touch
 
 // name: session_for_call

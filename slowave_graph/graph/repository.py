@@ -112,6 +112,7 @@ class GraphRepository:
             tx,
             self.db.q("session_for_call"),
             session_id=session_id,
+            scope=scope,
             now=now,
             idle_before=now - timedelta(seconds=self.idle_timeout),
         )

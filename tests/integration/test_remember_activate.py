@@ -487,6 +487,8 @@ async def test_remember_write_replayed_after_a_lost_commit_stores_once(app: App,
     assert [r["created"] for r in again] == [False] and again[0]["memory_id"] == first[0]["memory_id"]
 
     after = await node_count(app, scope)
+    seen = "MATCH (s:Session {id: $id}) RETURN s.last_seen_at AS t"
+    seen_before = (await app.db.driver.execute_query(seen, id=session, database_=app.db.database)).records
     refused = [
         ({"scope": scope + "x"}, "do not match"),
         ({"session_id": "sess_999999999"}, "unknown session"),
@@ -495,6 +497,10 @@ async def test_remember_write_replayed_after_a_lost_commit_stores_once(app: App,
         with pytest.raises(ServiceError, match=message):
             await store([item("Refused claim")], new_id("rmc"), **over)
     assert await node_count(app, scope) == after
+    # nor does a refused call refresh the session's idle clock (the statement commits on its own)
+    assert (
+        await app.db.driver.execute_query(seen, id=session, database_=app.db.database)
+    ).records == seen_before
 
     [lone] = await store([item("Rollbacks take five minutes", 7)], new_id("rmc"))  # index 7, alone
     [next_one] = await store([item("Rollbacks are rehearsed monthly")], new_id("rmc"))
