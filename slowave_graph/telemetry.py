@@ -23,43 +23,72 @@ PARTS = ("embed", "neo4j")
 
 @dataclass
 class CallTimer:
-    """Wall time per part: overlapping blocks of one part (concurrent queries) count once."""
+    """One call's wall time, split along its timeline. ``parts``: the time each part had a block
+    open (overlapping blocks of one part — concurrent queries — count once); ``overlap``: the time
+    both were open (activate's embedding runs beside its first reads); ``python``: the time neither
+    was, the call's own code (validation, ranking, results) and its waits for the event loop. So
+    embed + neo4j - overlap + python is the whole call."""
 
     started: float = field(default_factory=time.perf_counter)
     parts: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))
+    overlap: float = 0.0
+    python: float = 0.0
     transactions: int = 0
-    _open: dict[str, tuple[int, float]] = field(default_factory=dict)
+    statements: dict[str, float] = field(default_factory=dict)  # wall time per Neo4j statement name
+    _depth: dict[str, int] = field(default_factory=dict)
+    _since: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._since = self.started
+
+    def _advance(self) -> float:
+        """Credit the time since the last transition to what was open during it."""
+        now = time.perf_counter()
+        elapsed, self._since = now - self._since, now
+        open_parts = [part for part, depth in self._depth.items() if depth]
+        for part in open_parts:
+            self.parts[part] = self.parts.get(part, 0.0) + elapsed
+        if not open_parts:
+            self.python += elapsed
+        elif len(open_parts) > 1:
+            self.overlap += elapsed
+        return now
 
     def enter(self, part: str) -> None:
-        depth, since = self._open.get(part, (0, 0.0))
-        self._open[part] = (depth + 1, time.perf_counter() if depth == 0 else since)
+        self._advance()
+        self._depth[part] = self._depth.get(part, 0) + 1
 
     def exit(self, part: str) -> None:
-        depth, since = self._open[part]
-        if depth == 1:
-            del self._open[part]
-            self.parts[part] = self.parts.get(part, 0.0) + time.perf_counter() - since
-        else:
-            self._open[part] = (depth - 1, since)
+        self._advance()
+        self._depth[part] -= 1
+
+    def finish(self) -> float:
+        """The call's wall time, with its last stretch credited."""
+        return self._advance() - self.started
 
 
 _current: contextvars.ContextVar[CallTimer | None] = contextvars.ContextVar("slowave_call", default=None)
 
 
 @contextmanager
-def measure(part: str) -> Iterator[None]:
-    """Adds the block's wall time to the current call's ``part`` (no-op outside a call)."""
+def measure(part: str, statement: str | None = None) -> Iterator[None]:
+    """Adds the block's wall time to the current call's ``part`` (no-op outside a call); a Neo4j
+    block also to its ``statement`` (a named statement, or the transaction function's name)."""
     timer = _current.get()
     if timer is None:
         yield
         return
     timer.enter(part)
+    started = time.perf_counter()
     try:
         yield
     finally:
         timer.exit(part)
         if part == "neo4j":
             timer.transactions += 1
+            if statement is not None:
+                elapsed = time.perf_counter() - started
+                timer.statements[statement] = timer.statements.get(statement, 0.0) + elapsed
 
 
 _in_flight = 0
@@ -81,8 +110,9 @@ def tool_call(metrics: ToolMetrics | None, tool: str) -> Iterator[CallTimer]:
     finally:
         _in_flight -= 1
         _current.reset(token)
+        total = timer.finish()
         if metrics is not None:
-            metrics.record(tool, timer, time.perf_counter() - timer.started)
+            metrics.record(tool, timer, total)
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:
@@ -99,14 +129,29 @@ class ToolMetrics:
         self.sample_size = sample_size
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
-        self._samples: dict[str, list[tuple[float, float, float, int]]] = {}
+        # (total, embed, neo4j, overlap, python, transactions) per sampled call
+        self._samples: dict[str, list[tuple[float, float, float, float, float, int]]] = {}
         self._random = random.Random(0)
+        # tool -> statement -> [total seconds, runs], over the whole window (not sampled)
+        self._statements: dict[str, dict[str, list[float]]] = {}
 
     def record(self, tool: str, timer: CallTimer, total: float) -> None:
-        row = (total, timer.parts.get("embed", 0.0), timer.parts.get("neo4j", 0.0), timer.transactions)
+        row = (
+            total,
+            timer.parts.get("embed", 0.0),
+            timer.parts.get("neo4j", 0.0),
+            timer.overlap,
+            timer.python,
+            timer.transactions,
+        )
         with self._lock:
             seen = self._counts.get(tool, 0) + 1
             self._counts[tool] = seen
+            per_statement = self._statements.setdefault(tool, {})
+            for name, seconds in timer.statements.items():
+                tally = per_statement.setdefault(name, [0.0, 0])
+                tally[0] += seconds
+                tally[1] += 1
             sample = self._samples.setdefault(tool, [])
             if len(sample) < self.sample_size:
                 sample.append(row)
@@ -119,29 +164,42 @@ class ToolMetrics:
         with self._lock:
             self._counts.clear()
             self._samples.clear()
+            self._statements.clear()
 
     def snapshot(self) -> dict[str, Any]:
-        """Milliseconds: p50/p95/p99 of the total, and the mean split into embed / neo4j / python."""
+        """Milliseconds: p50/p95/p99 of the total, its mean split into embed / neo4j (each with
+        the time both ran, ``overlap``, counted in both) / python (neither ran), and per Neo4j
+        statement its mean wall time in the calls that ran it and their share (concurrent statements overlap,
+        so these do not add up to ``mean_neo4j_ms``)."""
         with self._lock:
             samples = {tool: list(rows) for tool, rows in self._samples.items()}
             counts = dict(self._counts)
+            statements = {tool: {k: list(v) for k, v in s.items()} for tool, s in self._statements.items()}
         out: dict[str, Any] = {}
         for tool, rows in sorted(samples.items()):
             totals = sorted(r[0] for r in rows)
             n = len(rows)
-            mean_total = sum(r[0] for r in rows) / n
-            mean_embed = sum(r[1] for r in rows) / n
-            mean_neo4j = sum(r[2] for r in rows) / n
+            means = [sum(r[i] for r in rows) / n for i in range(6)]
             out[tool] = {
                 "calls": counts[tool],
                 "p50_ms": round(_percentile(totals, 0.50) * 1000, 2),
                 "p95_ms": round(_percentile(totals, 0.95) * 1000, 2),
                 "p99_ms": round(_percentile(totals, 0.99) * 1000, 2),
-                "mean_ms": round(mean_total * 1000, 2),
-                "mean_embed_ms": round(mean_embed * 1000, 2),
-                "mean_neo4j_ms": round(mean_neo4j * 1000, 2),
-                "mean_python_ms": round(max(0.0, mean_total - mean_embed - mean_neo4j) * 1000, 2),
-                "mean_transactions": round(sum(r[3] for r in rows) / n, 2),
+                "mean_ms": round(means[0] * 1000, 2),
+                "mean_embed_ms": round(means[1] * 1000, 2),
+                "mean_neo4j_ms": round(means[2] * 1000, 2),
+                "mean_overlap_ms": round(means[3] * 1000, 2),
+                "mean_python_ms": round(means[4] * 1000, 2),
+                "mean_transactions": round(means[5], 2),
+                "statements": {
+                    name: {
+                        "mean_ms": round(total / runs * 1000, 2),
+                        "share_of_calls": round(runs / counts[tool], 2),
+                    }
+                    for name, (total, runs) in sorted(
+                        statements.get(tool, {}).items(), key=lambda item: -item[1][0]
+                    )
+                },
             }
         return out
 

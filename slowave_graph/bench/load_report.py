@@ -23,6 +23,15 @@ def full_collections(phase: dict[str, Any]) -> str:
     return f"{gen2['collections']}, {gen2['max_ms']:.1f} ms"
 
 
+def statement_times(statements: dict[str, dict[str, float]]) -> str:
+    """``name 6.1`` per statement, ``name 2.0 (40 %)`` for one that only some calls ran."""
+    out = []
+    for name, stat in statements.items():
+        share = stat["share_of_calls"]
+        out.append(f"`{name}` {stat['mean_ms']:.1f}" + (f" ({share:.0%})" if share < 0.995 else ""))
+    return " · ".join(out)
+
+
 def markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# bench load — slowave-graph {result['version']}, Neo4j {result['neo4j']}, "
@@ -46,16 +55,27 @@ def markdown(result: dict[str, Any]) -> str:
             if result.get("fill_vectors") == "derived"
             else []
         ),
-        "| memories | clients | tool | p50 | p95 | p99 | server: embed / neo4j / python (mean) | Neo4j tx |",
-        "|---:|---:|---|---:|---:|---:|---|---:|",
+        "The server's split (means, ms): its time for the call; the time it was embedding and the "
+        "time it had a Neo4j transaction open (each counted whole); the time both ran at once "
+        "(activate embeds beside its first reads); and Python, the time neither ran (validation, "
+        "ranking, results, waits for the event loop). Server = embed + Neo4j − both + Python.",
+        "",
+        "| memories | clients | tool | p50 | p95 | p99 | server | embed | Neo4j | both | Python | Neo4j tx |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for entry in result["sizes"]:
         for phase in entry["phases"]:
             for tool, lat in phase["tools_ms"].items():
                 split = phase["server"].get(tool, {})
-                parts = (
-                    f"{split.get('mean_embed_ms', 0):.1f} / {split.get('mean_neo4j_ms', 0):.1f} / "
-                    f"{split.get('mean_python_ms', 0):.1f}"
+                parts = " | ".join(
+                    f"{split.get(key, 0):.1f}"
+                    for key in (
+                        "mean_ms",
+                        "mean_embed_ms",
+                        "mean_neo4j_ms",
+                        "mean_overlap_ms",
+                        "mean_python_ms",
+                    )
                 )
                 tx = split.get("mean_transactions", 0)
                 lines.append(
@@ -90,6 +110,23 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {entry['size']:,} | {rate} | {seq['per_second']} | {floor['embedding_ms']['p50']:.1f} ms | "
             f"{floor['vector_query_ms']['p50']:.1f} ms |"
         )
+    lines += [
+        "",
+        "Neo4j statements of each call (the server's view, mean ms in the calls that ran one; the "
+        "share of calls that did when not all; concurrent statements overlap, so they do not add up "
+        "to the Neo4j column above):",
+        "",
+        "| memories | clients | tool | statements |",
+        "|---:|---:|---|---|",
+    ]
+    for entry in result["sizes"]:
+        for phase in entry["phases"]:
+            for tool, split in phase["server"].items():
+                if split.get("statements"):
+                    lines.append(
+                        f"| {entry['size']:,} | {phase['clients']} | {SHORT.get(tool, tool)} | "
+                        f"{statement_times(split['statements'])} |"
+                    )
     errors = {
         f"{entry['size']}/{phase['clients']}": phase["errors"]
         for entry in result["sizes"]

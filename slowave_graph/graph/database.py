@@ -196,10 +196,12 @@ class Database:
             reraise=True,
         )
 
-    async def _run(self, access: str, work: Work[T]) -> T:
+    async def _run(self, access: str, work: Work[T], label: str | None = None) -> T:
+        # timed under the statement's name, else the transaction function's (record_feedback)
+        label = label or work.__qualname__.split(".<locals>")[0].rsplit(".", 1)[-1]
         try:
             async for attempt in self._retrying():
-                with attempt, measure("neo4j"):
+                with attempt, measure("neo4j", label):
                     if access == neo4j.WRITE_ACCESS and self.sync_driver is not None and self._readers:
                         loop = asyncio.get_running_loop()
                         return await loop.run_in_executor(self._readers, self._sync_write, work)
@@ -239,7 +241,7 @@ class Database:
         """
         try:
             async for attempt in self._retrying():
-                with attempt, measure("neo4j"):
+                with attempt, measure("neo4j", name):
                     if self.sync_driver is not None and self._readers is not None:
                         loop = asyncio.get_running_loop()
                         return await loop.run_in_executor(
@@ -280,7 +282,7 @@ class Database:
 
     async def run_write(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """One named statement in its own write transaction."""
-        return await self.write(self._statement(name, params))
+        return await self._run(neo4j.WRITE_ACCESS, self._statement(name, params), name)
 
     async def run_idempotent_write(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """One named write statement as an auto-commit transaction: one round trip instead of

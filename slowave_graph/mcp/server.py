@@ -53,9 +53,9 @@ def build_server(app: App) -> MCPServer[Any]:
 
     @server.custom_route("/metrics", methods=["GET", "DELETE"])
     async def metrics(request: Request) -> JSONResponse:
-        """Per-tool latency percentiles since start, split into embed / neo4j / python, and the
-        garbage collector's pauses (when serve installed the monitor). DELETE starts a new
-        window (the load benchmark does, between phases)."""
+        """Per-tool latency percentiles since start, split into embed / neo4j / python and by
+        Neo4j statement, and the garbage collector's pauses (when serve installed the monitor).
+        DELETE starts a new window (the load benchmark does, between phases)."""
         snapshot = {
             "tools": app.metrics.snapshot(),
             "gc": GC_PAUSES.snapshot() if GC_PAUSES.installed else None,

@@ -36,7 +36,13 @@ async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_pa
         assert set(phase["tools_ms"]) == set(load.TOOLS)
         server = phase["server"]["slowave_activate"]
         assert server["calls"] >= 4 and server["mean_transactions"] >= 2
-        assert server["mean_embed_ms"] > 0 and server["mean_neo4j_ms"] > 0
+        assert server["mean_embed_ms"] > 0 and server["mean_neo4j_ms"] > 0 and server["mean_python_ms"] > 0
+        # the parts are measured along each call's timeline, so they add up to the call
+        split = server["mean_embed_ms"] + server["mean_neo4j_ms"] - server["mean_overlap_ms"]
+        assert abs(split + server["mean_python_ms"] - server["mean_ms"]) < 0.1, server
+        # and Neo4j's part by statement: activate's write and its session's opening read
+        assert {"activate_session", "scope_state"} <= set(server["statements"]), server["statements"]
+        assert all(s["mean_ms"] > 0 for s in server["statements"].values())
         assert phase["server_rss_mb"] and phase["server_rss_mb"] > 50
         # serve froze its start-up heap and reports the collector's pauses of the phase
         assert phase["gc"]["frozen_objects"] > 10_000
@@ -46,6 +52,7 @@ async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_pa
         paths = load_report.write(result, tmp_path)
         assert json.loads(paths["json"].read_text())["sizes"][0]["size"] == 60
         assert "| 60 | 2 | activate |" in paths["markdown"].read_text()
+        assert "`activate_session`" in paths["markdown"].read_text()
         assert "`--client raw`" in paths["markdown"].read_text()
         assert paths["png"].stat().st_size > 10_000
     finally:
