@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,13 @@ SHORT = {
     "slowave_feedback": "feedback",
     "slowave_commit": "commit",
 }
+
+
+def phases(result: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(size, phase) of every measured phase, in the order they ran."""
+    for entry in result["sizes"]:
+        for phase in entry["phases"]:
+            yield entry["size"], phase
 
 
 def full_collections(phase: dict[str, Any]) -> str:
@@ -63,38 +71,30 @@ def markdown(result: dict[str, Any]) -> str:
         "| memories | clients | tool | p50 | p95 | p99 | server | embed | Neo4j | both | Python | Neo4j tx |",
         "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for entry in result["sizes"]:
-        for phase in entry["phases"]:
-            for tool, lat in phase["tools_ms"].items():
-                split = phase["server"].get(tool, {})
-                parts = " | ".join(
-                    f"{split.get(key, 0):.1f}"
-                    for key in (
-                        "mean_ms",
-                        "mean_embed_ms",
-                        "mean_neo4j_ms",
-                        "mean_overlap_ms",
-                        "mean_python_ms",
-                    )
-                )
-                tx = split.get("mean_transactions", 0)
-                lines.append(
-                    f"| {entry['size']:,} | {phase['clients']} | {SHORT.get(tool, tool)} | "
-                    f"{lat['p50']:.1f} | {lat['p95']:.1f} | {lat['p99']:.1f} | {parts} | {tx:.1f} |"
-                )
+    for size, phase in phases(result):
+        for tool, lat in phase["tools_ms"].items():
+            split = phase["server"].get(tool, {})
+            parts = " | ".join(
+                f"{split.get(key, 0):.1f}"
+                for key in ("mean_ms", "mean_embed_ms", "mean_neo4j_ms", "mean_overlap_ms", "mean_python_ms")
+            )
+            tx = split.get("mean_transactions", 0)
+            lines.append(
+                f"| {size:,} | {phase['clients']} | {SHORT.get(tool, tool)} | "
+                f"{lat['p50']:.1f} | {lat['p95']:.1f} | {lat['p99']:.1f} | {parts} | {tx:.1f} |"
+            )
     lines += [
         "",
         "| memories | clients | calls/s | lifecycles/s | errors | server RSS MB | Neo4j RSS MB | load avg "
         "| server full GCs (count, longest) |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for entry in result["sizes"]:
-        for phase in entry["phases"]:
-            lines.append(
-                f"| {entry['size']:,} | {phase['clients']} | {phase['calls_per_second']} | "
-                f"{phase['lifecycles_per_second']} | {phase['error_count']} | {phase['server_rss_mb']} | "
-                f"{phase['neo4j_rss_mb']} | {phase.get('loadavg_1m', '')} | {full_collections(phase)} |"
-            )
+    for size, phase in phases(result):
+        lines.append(
+            f"| {size:,} | {phase['clients']} | {phase['calls_per_second']} | "
+            f"{phase['lifecycles_per_second']} | {phase['error_count']} | {phase['server_rss_mb']} | "
+            f"{phase['neo4j_rss_mb']} | {phase.get('loadavg_1m', '')} | {full_collections(phase)} |"
+        )
     lines += [
         "",
         "| memories | fill (added, memories/s) | sequential remember/s | floor: embedding p50 | "
@@ -119,19 +119,15 @@ def markdown(result: dict[str, Any]) -> str:
         "| memories | clients | tool | statements |",
         "|---:|---:|---|---|",
     ]
-    for entry in result["sizes"]:
-        for phase in entry["phases"]:
-            for tool, split in phase["server"].items():
-                if split.get("statements"):
-                    lines.append(
-                        f"| {entry['size']:,} | {phase['clients']} | {SHORT.get(tool, tool)} | "
-                        f"{statement_times(split['statements'])} |"
-                    )
+    for size, phase in phases(result):
+        for tool, split in phase["server"].items():
+            if split.get("statements"):
+                lines.append(
+                    f"| {size:,} | {phase['clients']} | {SHORT.get(tool, tool)} | "
+                    f"{statement_times(split['statements'])} |"
+                )
     errors = {
-        f"{entry['size']}/{phase['clients']}": phase["errors"]
-        for entry in result["sizes"]
-        for phase in entry["phases"]
-        if phase["errors"]
+        f"{size}/{phase['clients']}": phase["errors"] for size, phase in phases(result) if phase["errors"]
     }
     if errors:
         lines += ["", f"Errors by kind: `{json.dumps(errors)}`"]
@@ -146,7 +142,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(9, 6.5))
     sizes = [entry["size"] for entry in result["sizes"]]
-    clients = sorted({phase["clients"] for entry in result["sizes"] for phase in entry["phases"]})
+    clients = sorted({phase["clients"] for _, phase in phases(result)})
     colors = {"slowave_activate": "tab:blue", "slowave_recall": "tab:green", "slowave_remember": "tab:orange"}
     markers = ["o", "s", "^", "D"]
     for tool, color in colors.items():
