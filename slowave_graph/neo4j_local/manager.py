@@ -49,6 +49,12 @@ _JVM_FLAGS = [
     "-Dlog4j2.disable.jmx=true",
     "-XX:+UseG1GC",
     "-XX:+ExitOnOutOfMemoryError",
+    # From the JVM options Neo4j ships in its own neo4j.conf: the JIT may constant-fold final
+    # instance fields (the kernel's are many), and no library call can force a full collection.
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
 ]
 
 
@@ -304,7 +310,9 @@ class ManagedNeo4j:
         return "".join(f"{key}={value}\n" for key, value in lines.items())
 
     def java_command(self, java_home: Path, classes: Path) -> list[str]:
-        flags = [f"-Xmx{self.settings.neo4j_heap}", *_JVM_FLAGS]
+        # the whole heap from the start, as Neo4j recommends (initial = max size): no resizing while warm
+        heap = self.settings.neo4j_heap
+        flags = [f"-Xms{heap}", f"-Xmx{heap}", *_JVM_FLAGS]
         if self.version.at_least(2026, 2) and (java_major(java_home) or 0) >= 25:
             flags.append("-Dorg.neo4j.shaded.lucene9.vectorization.upperJavaFeatureVersion=25")
         if self.version.calver:

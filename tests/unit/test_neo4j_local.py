@@ -70,3 +70,21 @@ def test_password_file_is_private_and_stable(tmp_path: Path) -> None:
     assert managed.password_file.stat().st_mode & 0o777 == 0o600
     configured = ManagedNeo4j(Settings.from_env({"NEO4J_PASSWORD": "given-password"}, data_dir=tmp_path))
     assert configured.password() == "given-password"
+
+
+@pytest.mark.parametrize("version", ["2026.09.0", "5.26.31"])
+def test_the_jvm_gets_its_whole_heap_and_accepts_every_flag(tmp_path: Path, version: str) -> None:
+    import subprocess
+
+    settings = Settings.from_env({}, neo4j_version=version, data_dir=tmp_path, neo4j_heap="256m")
+    manager = ManagedNeo4j(settings)
+    try:
+        java_home = find_java_home(manager.version, None)
+    except Neo4jLocalError:
+        pytest.skip(f"no JDK for Neo4j {version} on this machine")
+    command = manager.java_command(java_home, tmp_path)
+    flags = command[1 : command.index("-cp")]
+    assert "-Xms256m" in flags and "-Xmx256m" in flags  # initial = max: no heap resizing once warm
+    # an unknown or locked option would stop the JVM before Neo4j starts
+    probe = subprocess.run([command[0], *flags, "-version"], capture_output=True, text=True, check=False)
+    assert probe.returncode == 0, probe.stderr
