@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -74,8 +75,6 @@ def test_password_file_is_private_and_stable(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("version", ["2026.09.0", "5.26.31"])
 def test_the_jvm_gets_its_whole_heap_and_accepts_every_flag(tmp_path: Path, version: str) -> None:
-    import subprocess
-
     settings = Settings.from_env({}, neo4j_version=version, data_dir=tmp_path, neo4j_heap="256m")
     manager = ManagedNeo4j(settings)
     try:
