@@ -1,4 +1,5 @@
-"""Managed Neo4j: version rules, configuration and JDK choice (no JVM started here)."""
+"""Managed Neo4j: version rules, configuration, JVM options and JDK choice (no Neo4j started here; a
+JDK runs only `java -version` with the options)."""
 
 from __future__ import annotations
 
