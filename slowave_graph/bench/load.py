@@ -28,6 +28,7 @@ import httpx2
 from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.bench import synthetic
+from slowave_graph.bench.cpu import CpuMeter
 from slowave_graph.bench.mcp_http import LeanClient
 from slowave_graph.bench.metrics import percentiles
 from slowave_graph.bench.servers import server_fleet
@@ -456,18 +457,21 @@ async def run(
         with server_fleet(server_env(settings, options.port), 1, logs, ports=[options.port]) as (server,):
             warm = options.seed + 1
             await drive(url, headers, 1, options.warmup, plans, warm, options.client)  # model, pools, caches
+            pids = {"server": server.proc.pid, "neo4j": neo4j_pid(bolt_port), "load_generator": os.getpid()}
             for clients in options.clients:
                 httpx2.delete(f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10)
+                meter = CpuMeter(pids)
                 phase = await drive(
                     url, headers, clients, options.lifecycles, plans, options.seed + size, options.client
                 )
+                phase["cpu"] = meter.per_call(phase["calls"])
                 server_split = httpx2.get(
                     f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10
                 ).json()
                 phase["server"] = server_split["tools"]
                 phase["gc"] = server_split.get("gc")
                 phase["server_rss_mb"] = rss_mb(server.proc.pid)
-                phase["neo4j_rss_mb"] = rss_mb(neo4j_pid(bolt_port))
+                phase["neo4j_rss_mb"] = rss_mb(pids["neo4j"])
                 # a shared machine's other work shows in every latency: keep it beside them
                 phase["loadavg_1m"] = round(os.getloadavg()[0], 2)
                 entry["phases"].append(phase)

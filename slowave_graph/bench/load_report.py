@@ -31,6 +31,15 @@ def full_collections(phase: dict[str, Any]) -> str:
     return f"{gen2['collections']}, {gen2['max_ms']:.1f} ms"
 
 
+def cpu_per_call(phase: dict[str, Any]) -> str:
+    """``server / Neo4j / load generator`` ms of CPU per call; – where a process was not visible
+    (a remote Neo4j) or the phase predates the measurement."""
+    ms = (phase.get("cpu") or {}).get("ms_per_call") or {}
+    return " / ".join(
+        "–" if ms.get(name) is None else f"{ms[name]:.1f}" for name in ("server", "neo4j", "load_generator")
+    )
+
+
 def statement_times(statements: dict[str, dict[str, float]]) -> str:
     """``name 6.1`` per statement, ``name 2.0 (40 %)`` for one that only some calls ran."""
     out = []
@@ -85,14 +94,19 @@ def markdown(result: dict[str, Any]) -> str:
             )
     lines += [
         "",
-        "| memories | clients | calls/s | lifecycles/s | errors | server RSS MB | Neo4j RSS MB | load avg "
-        "| server full GCs (count, longest) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "CPU per call (ms, all of a phase's CPU divided by its calls) of the server, Neo4j and the load "
+        f"generator, and the machine's busy cores (of {result['cpus']}) during the phase: below the core "
+        "count, the calls left cores idle.",
+        "",
+        "| memories | clients | calls/s | lifecycles/s | errors | CPU ms/call: server / Neo4j / load gen "
+        "| busy cores | server RSS MB | Neo4j RSS MB | load avg | server full GCs (count, longest) |",
+        "|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|",
     ]
     for size, phase in phases(result):
         lines.append(
             f"| {size:,} | {phase['clients']} | {phase['calls_per_second']} | "
-            f"{phase['lifecycles_per_second']} | {phase['error_count']} | {phase['server_rss_mb']} | "
+            f"{phase['lifecycles_per_second']} | {phase['error_count']} | {cpu_per_call(phase)} | "
+            f"{(phase.get('cpu') or {}).get('busy_cores', '–')} | {phase['server_rss_mb']} | "
             f"{phase['neo4j_rss_mb']} | {phase.get('loadavg_1m', '')} | {full_collections(phase)} |"
         )
     lines += [

@@ -44,6 +44,10 @@ async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_pa
         assert {"activate_session", "scope_state"} <= set(server["statements"]), server["statements"]
         assert all(s["mean_ms"] > 0 for s in server["statements"].values())
         assert phase["server_rss_mb"] and phase["server_rss_mb"] > 50
+        # what the phase cost in CPU: every process of the test machine is visible, the Neo4j too
+        cpu = phase["cpu"]["ms_per_call"]
+        assert cpu["server"] > 0.5 and cpu["neo4j"] > 0.1 and cpu["load_generator"] > 0, phase["cpu"]
+        assert 0 < phase["cpu"]["busy_cores"] <= result["cpus"] + 0.05, phase["cpu"]
         # serve froze its start-up heap and reports the collector's pauses of the phase
         assert phase["gc"]["frozen_objects"] > 10_000
         assert phase["gc"]["generations"]["0"]["collections"] > 0
@@ -54,6 +58,10 @@ async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_pa
         assert "| 60 | 2 | activate |" in paths["markdown"].read_text()
         assert "`activate_session`" in paths["markdown"].read_text()
         assert "`--client raw`" in paths["markdown"].read_text()
+        assert (
+            f"| {load_report.cpu_per_call(phase)} | {phase['cpu']['busy_cores']} |"
+            in paths["markdown"].read_text()
+        )
         assert paths["png"].stat().st_size > 10_000
     finally:
         for plan in synthetic.scope_plan(60, prefix):
