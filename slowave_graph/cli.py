@@ -142,9 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--warmup",
         type=int,
         default=200,
-        help="lifecycles run before measuring each size: Neo4j's JIT compiler and page cache after a "
-        "restart (at 100k, 40 warm-up lifecycles left activate at p50 65 ms, 200 gave 41 ms; a cold "
-        "page cache at 1M made it ~3x slower)",
+        help="at least this many lifecycles before measuring each size, then more in rounds of 50 "
+        "until the server's and Neo4j's CPU per call stops falling (at most 5x as many; 0: none). "
+        "After a Neo4j start its JIT compiler needs ~600 lifecycles at 100k on 2 cores to settle "
+        "(activate p50 81 ms in the first 40, ~35 after 600); a cold page cache at 1M made it ~3x slower",
     )
     load.add_argument(
         "--client",

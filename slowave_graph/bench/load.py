@@ -56,7 +56,7 @@ class LoadOptions:
     sequential_remembers: int = 200
     prefix: str = "load"
     fill_vectors: str = "exact"  # or "derived" (bench.derived): the 1M figures use derived vectors
-    warmup: int = 200  # lifecycles before measuring a size: model, pools, Neo4j's JIT and page cache
+    warmup: int = 200  # at least these lifecycles before measuring a size, then until steady (warm_up)
     client: str = "raw"  # the load generator: the lean JSON-RPC client, or "sdk" (bench.mcp_http)
 
 
@@ -363,6 +363,52 @@ async def drive(
     }
 
 
+WARMUP_ROUND = 50  # lifecycles per warm-up round
+WARMUP_CAP = 5  # warm-up stops at this many times the minimum, steady or not
+
+
+def settled(costs: list[float], window: int = 3, tolerance: float = 0.07) -> bool:
+    """True once CPU per call has stopped falling: the last ``window`` rounds cost on average no
+    more than ``tolerance`` less than the ``window`` rounds before them. Windows, not single rounds,
+    since one round of a noisy machine can look flat in the middle of the JIT's long tail."""
+    if len(costs) < 2 * window:
+        return False
+    last = sum(costs[-window:]) / window
+    before = sum(costs[-2 * window : -window]) / window
+    return last >= before * (1 - tolerance)
+
+
+async def warm_up(
+    url: str,
+    headers: dict[str, str],
+    plans: list[synthetic.ScopePlan],
+    options: LoadOptions,
+    pids: dict[str, int | None],
+) -> dict[str, Any]:
+    """One client's lifecycles before a size is measured: at least ``options.warmup``, then until
+    the server's and Neo4j's CPU per call stops falling (at most ``WARMUP_CAP`` times as many).
+
+    After a Neo4j start its JIT compiler takes thousands of calls to settle: on 2 cores at 100k,
+    Neo4j's CPU per call fell from 119 ms in the first 40 lifecycles to 38 after 120, 25 after 320
+    and 13–15 after ~600, and activate p50 from 81 to ~35 ms. A fixed 200 measured the first size
+    half-warm, which made it look slower than the larger sizes measured after it."""
+    if options.warmup <= 0:
+        return {"lifecycles": 0, "cpu_ms_per_call": [], "steady": False}
+    step = min(WARMUP_ROUND, options.warmup)
+    watched = {name: pids[name] for name in ("server", "neo4j")}
+    costs: list[float] = []
+    done = 0
+    while done < WARMUP_CAP * options.warmup:
+        meter = CpuMeter(watched)
+        phase = await drive(url, headers, 1, step, plans, options.seed + 1 + len(costs), options.client)
+        ms = meter.per_call(phase["calls"])["ms_per_call"]
+        costs.append(round(sum(v for v in ms.values() if v is not None), 1))
+        done += step
+        if done >= options.warmup and settled(costs):
+            return {"lifecycles": done, "cpu_ms_per_call": costs, "steady": True}
+    return {"lifecycles": done, "cpu_ms_per_call": costs, "steady": False}
+
+
 async def sequential_remembers(
     url: str, headers: dict[str, str], scope: str, count: int, client_kind: str = "raw"
 ) -> dict[str, Any]:
@@ -455,9 +501,8 @@ async def run(
         entry: dict[str, Any] = {"size": size, "fill": filled, "phases": []}
         logs = Path(tempfile.mkdtemp(prefix="slowave-load-"))
         with server_fleet(server_env(settings, options.port), 1, logs, ports=[options.port]) as (server,):
-            warm = options.seed + 1
-            await drive(url, headers, 1, options.warmup, plans, warm, options.client)  # model, pools, caches
             pids = {"server": server.proc.pid, "neo4j": neo4j_pid(bolt_port), "load_generator": os.getpid()}
+            entry["warmup"] = await warm_up(url, headers, plans, options, pids)
             for clients in options.clients:
                 httpx2.delete(f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10)
                 meter = CpuMeter(pids)

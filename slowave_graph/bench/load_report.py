@@ -31,6 +31,15 @@ def full_collections(phase: dict[str, Any]) -> str:
     return f"{gen2['collections']}, {gen2['max_ms']:.1f} ms"
 
 
+def warm_up(warmup: dict[str, Any] | None) -> str:
+    """``600 (119.0 → 28.1)``, marked when the cap stopped it before CPU per call settled."""
+    if not warmup or not warmup["cpu_ms_per_call"]:
+        return "–"
+    costs = warmup["cpu_ms_per_call"]
+    mark = "" if warmup["steady"] else ", not settled"
+    return f"{warmup['lifecycles']} ({costs[0]:.1f} → {costs[-1]:.1f}{mark})"
+
+
 def cpu_per_call(phase: dict[str, Any]) -> str:
     """``server / Neo4j / load generator`` ms of CPU per call; – where a process was not visible
     (a remote Neo4j) or the phase predates the measurement."""
@@ -111,9 +120,12 @@ def markdown(result: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "| memories | fill (added, memories/s) | sequential remember/s | floor: embedding p50 | "
-        "floor: bare vector query p50 |",
-        "|---:|---|---:|---:|---:|",
+        "Warm-up: one client's lifecycles before the size was measured, until the server's and "
+        "Neo4j's CPU per call stopped falling (its first and last rounds, ms per call).",
+        "",
+        "| memories | fill (added, memories/s) | warm-up lifecycles (CPU ms/call first → last) "
+        "| sequential remember/s | floor: embedding p50 | floor: bare vector query p50 |",
+        "|---:|---|---|---:|---:|---:|",
     ]
     for entry in result["sizes"]:
         fill = entry["fill"]
@@ -121,7 +133,8 @@ def markdown(result: dict[str, Any]) -> str:
         seq = entry["sequential_remember"]
         floor = entry["floor"]
         lines.append(
-            f"| {entry['size']:,} | {rate} | {seq['per_second']} | {floor['embedding_ms']['p50']:.1f} ms | "
+            f"| {entry['size']:,} | {rate} | {warm_up(entry.get('warmup'))} | {seq['per_second']} | "
+            f"{floor['embedding_ms']['p50']:.1f} ms | "
             f"{floor['vector_query_ms']['p50']:.1f} ms |"
         )
     lines += [

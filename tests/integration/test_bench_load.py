@@ -51,6 +51,10 @@ async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_pa
         # serve froze its start-up heap and reports the collector's pauses of the phase
         assert phase["gc"]["frozen_objects"] > 10_000
         assert phase["gc"]["generations"]["0"]["collections"] > 0
+        # the warm-up ran its minimum (2) and, never settling in so few rounds, stopped at its cap
+        warmup = entry["warmup"]
+        assert warmup["lifecycles"] == 2 * load.WARMUP_CAP and not warmup["steady"], warmup
+        assert len(warmup["cpu_ms_per_call"]) == load.WARMUP_CAP and min(warmup["cpu_ms_per_call"]) > 0
         assert entry["sequential_remember"]["count"] == 5 and not entry["sequential_remember"]["errors"]
         assert entry["floor"]["embedding_ms"]["p50"] > 0
         paths = load_report.write(result, tmp_path)
