@@ -503,6 +503,8 @@ async def run(
         with server_fleet(server_env(settings, options.port), 1, logs, ports=[options.port]) as (server,):
             pids = {"server": server.proc.pid, "neo4j": neo4j_pid(bolt_port), "load_generator": os.getpid()}
             entry["warmup"] = await warm_up(url, headers, plans, options, pids)
+            # every warm-up lifecycle remembers a memory: what the phases measured, not the fill target
+            entry["memories_measured"] = sum((await scope_sizes(app, [p.scope for p in plans])).values())
             for clients in options.clients:
                 httpx2.delete(f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10)
                 meter = CpuMeter(pids)

@@ -31,6 +31,10 @@ def full_collections(phase: dict[str, Any]) -> str:
     return f"{gen2['collections']}, {gen2['max_ms']:.1f} ms"
 
 
+def count(value: int | None) -> str:
+    return "–" if value is None else f"{value:,}"
+
+
 def warm_up(warmup: dict[str, Any] | None) -> str:
     """``600 (119.0 → 28.1)``, marked when the cap stopped it before CPU per call settled."""
     if not warmup or not warmup["cpu_ms_per_call"]:
@@ -121,11 +125,13 @@ def markdown(result: dict[str, Any]) -> str:
     lines += [
         "",
         "Warm-up: one client's lifecycles before the size was measured, until the server's and "
-        "Neo4j's CPU per call stopped falling (its first and last rounds, ms per call).",
+        "Neo4j's CPU per call stopped falling (its first and last rounds, ms per call); each "
+        "remembers a memory, so the phases ran on the memories counted after it.",
         "",
         "| memories | fill (added, memories/s) | warm-up lifecycles (CPU ms/call first → last) "
-        "| sequential remember/s | floor: embedding p50 | floor: bare vector query p50 |",
-        "|---:|---|---|---:|---:|---:|",
+        "| memories after warm-up | sequential remember/s | floor: embedding p50 "
+        "| floor: bare vector query p50 |",
+        "|---:|---|---|---:|---:|---:|---:|",
     ]
     for entry in result["sizes"]:
         fill = entry["fill"]
@@ -133,7 +139,8 @@ def markdown(result: dict[str, Any]) -> str:
         seq = entry["sequential_remember"]
         floor = entry["floor"]
         lines.append(
-            f"| {entry['size']:,} | {rate} | {warm_up(entry.get('warmup'))} | {seq['per_second']} | "
+            f"| {entry['size']:,} | {rate} | {warm_up(entry.get('warmup'))} | "
+            f"{count(entry.get('memories_measured'))} | {seq['per_second']} | "
             f"{floor['embedding_ms']['p50']:.1f} ms | "
             f"{floor['vector_query_ms']['p50']:.1f} ms |"
         )

@@ -55,6 +55,8 @@ async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_pa
         warmup = entry["warmup"]
         assert warmup["lifecycles"] == 2 * load.WARMUP_CAP and not warmup["steady"], warmup
         assert len(warmup["cpu_ms_per_call"]) == load.WARMUP_CAP and min(warmup["cpu_ms_per_call"]) > 0
+        # each warm-up lifecycle remembers one memory (an exact duplicate of one only matches it)
+        assert 60 < entry["memories_measured"] <= 60 + warmup["lifecycles"], entry["memories_measured"]
         assert entry["sequential_remember"]["count"] == 5 and not entry["sequential_remember"]["errors"]
         assert entry["floor"]["embedding_ms"]["p50"] > 0
         paths = load_report.write(result, tmp_path)
