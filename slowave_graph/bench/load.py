@@ -392,21 +392,18 @@ async def warm_up(
     Neo4j's CPU per call fell from 119 ms in the first 40 lifecycles to 38 after 120, 25 after 320
     and 13–15 after ~600, and activate p50 from 81 to ~35 ms. A fixed 200 measured the first size
     half-warm, which made it look slower than the larger sizes measured after it."""
-    if options.warmup <= 0:
-        return {"lifecycles": 0, "cpu_ms_per_call": [], "steady": False}
     step = min(WARMUP_ROUND, options.warmup)
     watched = {name: pids[name] for name in ("server", "neo4j")}
     costs: list[float] = []
-    done = 0
-    while done < WARMUP_CAP * options.warmup:
+    done, steady = 0, False
+    while not steady and done < WARMUP_CAP * options.warmup:  # --warmup 0: no round at all
         meter = CpuMeter(watched)
         phase = await drive(url, headers, 1, step, plans, options.seed + 1 + len(costs), options.client)
         ms = meter.per_call(phase["calls"])["ms_per_call"]
         costs.append(round(sum(v for v in ms.values() if v is not None), 1))
         done += step
-        if done >= options.warmup and settled(costs):
-            return {"lifecycles": done, "cpu_ms_per_call": costs, "steady": True}
-    return {"lifecycles": done, "cpu_ms_per_call": costs, "steady": False}
+        steady = done >= options.warmup and settled(costs)
+    return {"lifecycles": done, "cpu_ms_per_call": costs, "steady": steady}
 
 
 async def sequential_remembers(
