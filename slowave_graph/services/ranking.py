@@ -223,7 +223,6 @@ def admit_direct(
     max_bm25 = max((c.bm25 or 0.0) for c in pool.values())
     fused: dict[str, float] = {}
     qualified: set[str] = set()
-    lifted_best: dict[str, float] = {}
     for cand in pool.values():
         prior = (min(max(cand.salience, 0.0), 1.0) - 0.5) * policy.salience_weight
         lexical = (cand.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
@@ -236,15 +235,12 @@ def admit_direct(
             + policy.experience_weight * learned
             + timely
         )
-        if learned >= policy.experience_admit:
+        if learned >= policy.experience_admit or any(
+            cosine >= best[qi] - policy.margin
+            and _lifted_reaches(cosine, _terms(cue_terms, qi), cand.content, policy.floor, policy)
+            for qi, cosine in cand.cosines.items()
+        ):
             qualified.add(cand.id)
-        lifted_best[cand.id] = -1.0
-        for qi, cosine in cand.cosines.items():
-            coverage = term_coverage(cue_terms[qi] if qi < len(cue_terms) else [], cand.content)
-            lifted = cosine + policy.lexical_weight * coverage**2
-            lifted_best[cand.id] = max(lifted_best[cand.id], lifted)
-            if lifted >= policy.floor and cosine >= best[qi] - policy.margin:
-                qualified.add(cand.id)
         cand.notes = {
             "cosine": cand.cosine or -1.0, "bm25": lexical, "prior": prior, "experience": learned,
             "time": timely,
@@ -260,12 +256,35 @@ def admit_direct(
         context = max((fused.get(n, cos) for n, cos in around), default=None)
         cand.score = fused[cand.id] + (policy.neighbour_weight * context if context is not None else 0.0)
         cand.notes["context"] = context if context is not None else 0.0
-        near_qualified = any(n in qualified for n, _ in around)
-        if cand.id in qualified or (near_qualified and lifted_best[cand.id] >= policy.context_floor):
+        if cand.id in qualified or (
+            any(n in qualified for n, _ in around)
+            and any(
+                _lifted_reaches(cosine, _terms(cue_terms, qi), cand.content, policy.context_floor, policy)
+                for qi, cosine in cand.cosines.items()
+            )
+        ):
             cand.pathway = "direct"
             admitted.append(cand)
     admitted.sort(key=lambda c: (-c.score, c.id))
     return admitted
+
+
+def _terms(cue_terms: list[list[str]], qi: int) -> list[str]:
+    return cue_terms[qi] if qi < len(cue_terms) else []
+
+
+def _lifted_reaches(
+    cosine: float, terms: list[str], content: str, threshold: float, policy: RankingPolicy
+) -> bool:
+    """Whether cosine + lexical_weight * coverage² reaches ``threshold``. The coverage (a scan of
+    the memory's text) is computed only when it decides: coverage lies in [0, 1], so a cosine at
+    the threshold reaches it anyway and one below threshold - lexical_weight cannot. Most of a
+    pool is one or the other (admit_direct's time was mostly these scans)."""
+    if cosine >= threshold:
+        return True
+    if cosine + policy.lexical_weight < threshold:
+        return False
+    return cosine + policy.lexical_weight * term_coverage(terms, content) ** 2 >= threshold
 
 
 def order_associated(rows: Iterable[dict[str, object]], exclude: set[str]) -> list[Candidate]:
