@@ -4,8 +4,10 @@
 # scripts/venv creates (once) and prints the virtualenv; failures stop the target.
 .PHONY: serve stdio test unit lint fetch
 
+# fetch: the Neo4j jars and, once, the JVM's AOT cache (managed Neo4j only: no NEO4J_URI)
 serve:
-	@venv=$$(scripts/venv) && exec "$$venv/bin/slowave-graph" serve --transport http
+	@venv=$$(scripts/venv) && { [ -n "$$NEO4J_URI" ] || "$$venv/bin/slowave-graph" neo4j fetch >/dev/null; } \
+		&& exec "$$venv/bin/slowave-graph" serve --transport http
 
 stdio:
 	@venv=$$(scripts/venv) && exec "$$venv/bin/slowave-graph" serve --transport stdio

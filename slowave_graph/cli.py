@@ -82,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     neo4j.add_argument(
         "action",
         choices=["start", "stop", "status", "fetch"],
-        help="fetch: download the jars from Maven Central and compile the launcher, without starting",
+        help="fetch: download the jars from Maven Central, compile the launcher and record the JVM's "
+        "AOT cache (Java 25+, once), without starting",
     )
     _common(neo4j)
 
@@ -389,7 +390,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif args.action == "stop":
                 print(json.dumps({"stopped": lease.stop()}))
             elif args.action == "fetch":
-                print(json.dumps(lease.neo4j.fetch(), indent=2))
+                from slowave_graph.operator.jvm_training import trainer
+
+                fetched = lease.neo4j.fetch()
+                cache = lease.neo4j.train_aot_cache(trainer(settings))
+                print(json.dumps({**fetched, "aot_cache": None if cache is None else str(cache)}, indent=2))
             else:
                 print(json.dumps(lease.neo4j.status(), indent=2))
         elif args.command == "bench":

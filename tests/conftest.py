@@ -8,7 +8,6 @@ run the suite against a Neo4j of your own instead; tests only ever write into fr
 from __future__ import annotations
 
 import os
-import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -19,13 +18,8 @@ import pytest
 from slowave_graph.app import App, open_app
 from slowave_graph.config import Settings
 from slowave_graph.embedder import DEFAULT_MODEL, Embedder, load_embedder
-from slowave_graph.neo4j_local.manager import ManagedNeo4j
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from slowave_graph.neo4j_local.manager import ManagedNeo4j, free_port
+from slowave_graph.operator.jvm_training import trainer
 
 
 @dataclass(frozen=True)
@@ -70,6 +64,7 @@ def neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
         tmp_path_factory.mktemp("neo4j-data"), neo4j_heap="768m", neo4j_pagecache="256m"
     )
     managed = ManagedNeo4j(settings)
+    managed.train_aot_cache(trainer(settings))  # once per machine (Java 25+): later starts are faster
     state, _ = managed.start()
     try:
         yield Neo4jTarget(state.uri, "neo4j", managed.password(), managed)

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx2
 
 from slowave_graph.config import Settings
+from slowave_graph.neo4j_local.manager import free_port
 
 
 def server_env(settings: Settings, uri: str, user: str, password: str) -> dict[str, str]:
@@ -25,14 +26,6 @@ def server_env(settings: Settings, uri: str, user: str, password: str) -> dict[s
     )
     env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
     return env
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

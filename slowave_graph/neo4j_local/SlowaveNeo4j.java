@@ -6,8 +6,8 @@ import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 /**
  * Starts a Neo4j Community DBMS (with its Bolt connector) from the jars on the class path.
  *
- * <p>Usage: {@code java -cp CLASSES:LIB/* SlowaveNeo4j HOME_DIR CONFIG_FILE} (slowave-graph compiles
- * this file once with javac and caches the class). CONFIG_FILE holds
+ * <p>Usage: {@code java -cp LAUNCHER_JAR:NEO4J_JARS… SlowaveNeo4j HOME_DIR CONFIG_FILE} (slowave-graph
+ * compiles this file once with javac and caches the class in a jar). CONFIG_FILE holds
  * neo4j.conf settings (key=value lines). If the environment variable SLOWAVE_NEO4J_PASSWORD is set,
  * the built-in user neo4j gets that password (no forced change). Prints one line
  * "SLOWAVE_NEO4J_READY" when Bolt is accepting connections; SIGTERM shuts the DBMS down cleanly.

@@ -2,7 +2,8 @@
 
 Layout:
   CACHE/neo4j/<version>/lib/*.jar           jars copied by Maven (shared by every data directory)
-  CACHE/neo4j/<version>/launcher-<sha>/     SlowaveNeo4j.class compiled once per launcher source
+  CACHE/neo4j/<version>/launcher-<sha>/     SlowaveNeo4j.class compiled once per launcher source, as a jar
+  CACHE/neo4j/<version>/aot/<key>.aot       the JVM's ahead-of-time cache (Java 25+), once per JDK + jars
   DATA/neo4j/home/            the Neo4j home: store, transaction logs, debug log (neo4j-5/ for 5.x)
   DATA/neo4j/neo4j.conf       settings written at every start
   DATA/neo4j/password         generated password of user neo4j (mode 0600) unless NEO4J_PASSWORD
@@ -26,7 +27,10 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
+import zipfile
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
@@ -37,6 +41,9 @@ log = logging.getLogger(__name__)
 
 READY_LINE = "SLOWAVE_NEO4J_READY"
 LAUNCHER_CLASS = "SlowaveNeo4j"
+LAUNCHER_JAR = "slowave-neo4j-launcher.jar"
+# -XX:AOTCacheOutput (JEP 514) records a training run and writes the cache when the JVM exits.
+AOT_MIN_JAVA = 25
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies"
 
 _JVM_FLAGS = [
@@ -105,6 +112,7 @@ class RunningState:
     java: str
     started_at: float
     ready_seconds: float
+    aot_cache: str | None = None  # the JVM's AOT cache it started with (or is recording)
 
     @property
     def uri(self) -> str:
@@ -188,6 +196,13 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on now (the kernel's pick)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def rss_mb(pid: int) -> float | None:
     """Resident set size of a process in MB (Linux)."""
     try:
@@ -268,11 +283,12 @@ class ManagedNeo4j:
         return self.jar_dir
 
     def ensure_launcher(self, java_home: Path) -> Path:
-        """Compile SlowaveNeo4j.java once per (source, Neo4j version) into the cache."""
+        """Compile SlowaveNeo4j.java once per (source, Neo4j version) into the cache, as a jar: the
+        JVM's AOT cache only holds classes loaded from jars."""
         source = _package_file(f"{LAUNCHER_CLASS}.java")
         digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
         out = self.jar_dir.parent / f"launcher-{digest}-java{java_major(java_home)}"
-        if (out / f"{LAUNCHER_CLASS}.class").is_file():
+        if (out / LAUNCHER_JAR).is_file():
             return out
         staging = out.with_name(out.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
@@ -285,9 +301,17 @@ class ManagedNeo4j:
         )
         if proc.returncode != 0:
             raise Neo4jLocalError(f"compiling the Neo4j launcher failed:\n{proc.stderr[-3000:]}")
+        with zipfile.ZipFile(staging / LAUNCHER_JAR, "w") as jar:
+            for compiled in sorted(staging.glob("*.class")):
+                jar.write(compiled, compiled.name)
+                compiled.unlink()
         shutil.rmtree(out, ignore_errors=True)
         staging.rename(out)
         return out
+
+    def class_path(self, launcher: Path) -> list[Path]:
+        """The launcher and the Neo4j jars, in a fixed order (the AOT cache records the order)."""
+        return [launcher / LAUNCHER_JAR, *sorted(self.jar_dir.glob("*.jar"))]
 
     def neo4j_conf(self) -> str:
         port = self.settings.neo4j_bolt_port
@@ -309,7 +333,7 @@ class ManagedNeo4j:
             lines["server.fleet_discovery.enabled"] = "false"
         return "".join(f"{key}={value}\n" for key, value in lines.items())
 
-    def java_command(self, java_home: Path, classes: Path) -> list[str]:
+    def jvm_flags(self, java_home: Path) -> list[str]:
         # the whole heap from the start, as Neo4j recommends (initial = max size): no resizing while warm
         heap = self.settings.neo4j_heap
         flags = [f"-Xms{heap}", f"-Xmx{heap}", *_JVM_FLAGS]
@@ -317,21 +341,95 @@ class ManagedNeo4j:
             flags.append("-Dorg.neo4j.shaded.lucene9.vectorization.upperJavaFeatureVersion=25")
         if self.version.calver:
             flags.append("--add-modules=jdk.incubator.vector")  # SIMD vector search in Lucene
+        return flags
+
+    def java_command(self, java_home: Path, launcher: Path, aot: Sequence[str] = ()) -> list[str]:
         return [
             str(java_home / "bin" / "java"),
-            *flags,
+            *self.jvm_flags(java_home),
+            *aot,
             "-cp",
-            f"{classes}{os.pathsep}{self.jar_dir}/*",
+            os.pathsep.join(str(entry) for entry in self.class_path(launcher)),
             LAUNCHER_CLASS,
             str(self.instance_dir / "home"),
             str(self.instance_dir / "neo4j.conf"),
         ]
 
+    # ------------------------------------------------------------- AOT cache
+    def aot_cache(self, java_home: Path, launcher: Path) -> Path | None:
+        """Where the JVM's ahead-of-time cache for this JDK, these flags and these jars lives; None
+        below Java 25. The JVM refuses a cache whose class path (names, sizes, times) or module
+        options differ; all of them are in the key, so a stale cache is never named. The heap size
+        is not: a cache recorded with one loads with any other."""
+        if (java_major(java_home) or 0) < AOT_MIN_JAVA:
+            return None
+        key = hashlib.sha256(str(java_home.resolve()).encode())
+        key.update((java_home / "release").read_bytes())
+        for flag in self.jvm_flags(java_home):
+            if not flag.startswith(("-Xms", "-Xmx")):
+                key.update(flag.encode() + b"\0")
+        for jar in self.class_path(launcher):
+            stat = jar.stat()
+            key.update(f"{jar}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+        return self.jar_dir.parent / "aot" / f"neo4j-{key.hexdigest()[:16]}.aot"
+
+    def _aot_loads(self, java_home: Path, launcher: Path, cache: Path) -> bool:
+        """The JVM maps the cache with these flags and this class path (AOTMode=on fails otherwise)."""
+        if not cache.is_file() or cache.stat().st_size == 0:
+            return False
+        command = self.java_command(java_home, launcher, [f"-XX:AOTCache={cache}", "-XX:AOTMode=on"])
+        probe = subprocess.run(
+            [*command[: command.index(LAUNCHER_CLASS)], "-version"], capture_output=True, check=False
+        )
+        return probe.returncode == 0
+
+    def train_aot_cache(self, workload: Callable[[RunningState, str], None]) -> Path | None:
+        """Record the JVM's AOT cache once per JDK and jars (Java 25+; None below or when turned
+        off). Neo4j runs twice on a scratch store under ``workload`` (given the server and its
+        password): once to create the store, then in training mode, since later starts open an
+        existing store and its indexes, which loads other classes than creating one. The JVM
+        writes the cache as that second run exits: the classes it loaded, linked, and the profiles
+        of the methods the workload ran."""
+        java_home = find_java_home(self.version, self.settings.java_home)
+        self.ensure_jars()
+        launcher = self.ensure_launcher(java_home)
+        cache = self.aot_cache(java_home, launcher)
+        if cache is None or not self.settings.neo4j_aot_cache:
+            return None
+        if cache.is_file():
+            return cache
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        log.info("recording the JVM's AOT cache for Neo4j %s (once, a minute or two)", self.version.text)
+        with tempfile.TemporaryDirectory(dir=cache.parent, prefix="training-") as scratch:
+            trainer = ManagedNeo4j(
+                self.settings.model_copy(
+                    update={"data_dir": Path(scratch), "neo4j_bolt_port": free_port(), "neo4j_password": None}
+                )
+            )
+            recorded = Path(scratch) / cache.name
+            try:
+                for output in (None, recorded):
+                    state, _ = trainer.start(aot_output=output)
+                    try:
+                        workload(state, trainer.password())
+                    finally:
+                        trainer.stop(timeout=600)  # the JVM assembles the cache as it exits: tens of seconds
+            except Exception as exc:  # an optimisation only: Neo4j starts without it
+                log.warning("recording the JVM's AOT cache failed (%s); Neo4j starts without it", exc)
+                return None
+            if not self._aot_loads(java_home, launcher, recorded):
+                log.warning("the JVM's AOT cache was not written or does not load; Neo4j starts without it")
+                return None
+            os.replace(recorded, cache)
+        size_mb = cache.stat().st_size / 1e6
+        log.info("JVM AOT cache for Neo4j %s: %s (%.0f MB)", self.version.text, cache, size_mb)
+        return cache
+
     def fetch(self) -> dict[str, object]:
         """Everything start() needs on disk: jars and the compiled launcher."""
         java_home = find_java_home(self.version, self.settings.java_home)
         jars = self.ensure_jars()
-        classes = self.ensure_launcher(java_home)
+        launcher = self.ensure_launcher(java_home)
         size = sum(p.stat().st_size for p in jars.glob("*.jar"))
         return {
             "version": self.version.text,
@@ -339,7 +437,7 @@ class ManagedNeo4j:
             "jar_cache": str(jars),
             "jars": len(list(jars.glob("*.jar"))),
             "jar_cache_mb": round(size / 1e6, 1),
-            "launcher": str(classes),
+            "launcher": str(launcher),
         }
 
     # ------------------------------------------------------------- lifecycle
@@ -353,8 +451,11 @@ class ManagedNeo4j:
             return state
         return None
 
-    def start(self, timeout: float = 240.0) -> tuple[RunningState, bool]:
-        """Start the server (or find it running). Returns (state, started_by_this_call)."""
+    def start(self, timeout: float = 240.0, aot_output: Path | None = None) -> tuple[RunningState, bool]:
+        """Start the server (or find it running). Returns (state, started_by_this_call).
+
+        With the JVM's AOT cache where one was recorded (``train_aot_cache``), else without;
+        ``aot_output``: record one, written there when the JVM exits."""
         existing = self.running()
         if existing is not None:
             if existing.bolt_port != self.settings.neo4j_bolt_port:
@@ -372,14 +473,21 @@ class ManagedNeo4j:
             )
         java_home = find_java_home(self.version, self.settings.java_home)
         self.ensure_jars()
-        classes = self.ensure_launcher(java_home)
+        launcher = self.ensure_launcher(java_home)
+        cache = self.aot_cache(java_home, launcher) if aot_output is None else aot_output
+        if aot_output is not None:
+            aot = [f"-XX:AOTCacheOutput={aot_output}"]
+        elif cache is not None and self.settings.neo4j_aot_cache and cache.is_file():
+            aot = [f"-XX:AOTCache={cache}"]  # a cache the JVM cannot map is skipped with a warning
+        else:
+            aot, cache = [], None
         (self.instance_dir / "home").mkdir(parents=True, exist_ok=True)
         (self.instance_dir / "neo4j.conf").write_text(self.neo4j_conf())
         env = dict(os.environ, SLOWAVE_NEO4J_PASSWORD=self.password(), JAVA_HOME=str(java_home))
         started = time.monotonic()
         with open(self.log_file, "wb") as log_handle:
             proc = subprocess.Popen(
-                self.java_command(java_home, classes),
+                self.java_command(java_home, launcher, aot),
                 stdin=subprocess.DEVNULL,
                 stdout=log_handle,
                 stderr=subprocess.STDOUT,
@@ -399,6 +507,7 @@ class ManagedNeo4j:
             java=str(java_home),
             started_at=time.time(),
             ready_seconds=round(time.monotonic() - started, 2),
+            aot_cache=None if cache is None else str(cache),
         )
         self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
         log.info("managed Neo4j %s ready on %s in %.1fs", state.version, state.uri, state.ready_seconds)
@@ -457,6 +566,12 @@ class ManagedNeo4j:
             "password_file": None if self.settings.neo4j_password else str(self.password_file),
         }
         if state is not None:
-            info.update(uri=state.uri, pid=state.pid, java=state.java, ready_seconds=state.ready_seconds)
+            info.update(
+                uri=state.uri,
+                pid=state.pid,
+                java=state.java,
+                ready_seconds=state.ready_seconds,
+                aot_cache=state.aot_cache,
+            )
             info["rss_mb"] = rss_mb(state.pid)
         return info

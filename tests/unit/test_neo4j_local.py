@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from slowave_graph.config import Settings
-from slowave_graph.neo4j_local.manager import ManagedNeo4j, Neo4jLocalError, Neo4jVersion, find_java_home
+from slowave_graph.neo4j_local.manager import (
+    LAUNCHER_JAR,
+    ManagedNeo4j,
+    Neo4jLocalError,
+    Neo4jVersion,
+    find_java_home,
+)
 
 
 def conf_for(version: str, tmp_path: Path) -> dict[str, str]:
@@ -88,3 +94,56 @@ def test_the_jvm_gets_its_whole_heap_and_accepts_every_flag(tmp_path: Path, vers
     # an unknown or locked option would stop the JVM before Neo4j starts
     probe = subprocess.run([command[0], *flags, "-version"], capture_output=True, text=True, check=False)
     assert probe.returncode == 0, probe.stderr
+
+
+def manager_with_jars(tmp_path: Path, **overrides: object) -> tuple[ManagedNeo4j, Path]:
+    settings = Settings.from_env({}, data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", **overrides)
+    manager = ManagedNeo4j(settings)
+    manager.jar_dir.mkdir(parents=True, exist_ok=True)
+    launcher = tmp_path / "launcher"
+    launcher.mkdir(exist_ok=True)
+    for jar in [manager.jar_dir / f"{name}.jar" for name in ("neo4j-kernel", "neo4j-bolt", "lucene-core")] + [
+        launcher / LAUNCHER_JAR
+    ]:
+        if not jar.exists():  # a second manager on the same cache sees the same files
+            jar.write_bytes(jar.name.encode())
+    return manager, launcher
+
+
+def test_class_path_is_the_launcher_jar_then_the_jars_in_a_fixed_order(tmp_path: Path) -> None:
+    manager, launcher = manager_with_jars(tmp_path)
+    entries = manager.class_path(launcher)
+    assert entries[0] == launcher / LAUNCHER_JAR
+    assert [p.name for p in entries[1:]] == ["lucene-core.jar", "neo4j-bolt.jar", "neo4j-kernel.jar"]
+
+
+def test_aot_cache_is_named_by_jdk_flags_and_jars_but_not_heap(tmp_path: Path) -> None:
+    jdk25 = fake_jdk(tmp_path, "jdk25", "25.0.3")
+    manager, launcher = manager_with_jars(tmp_path)
+    cache = manager.aot_cache(jdk25, launcher)
+    assert cache is not None and cache.parent == manager.jar_dir.parent / "aot"
+    assert manager.aot_cache(jdk25, launcher) == cache  # stable
+    bigger_heap, _ = manager_with_jars(tmp_path, neo4j_heap="4g")
+    assert bigger_heap.aot_cache(jdk25, launcher) == cache  # a cache recorded with one heap loads with any
+    jar = manager.jar_dir / "neo4j-bolt.jar"
+    jar.write_bytes(b"a newer build of the same jar")
+    assert manager.aot_cache(jdk25, launcher) != cache  # the JVM would refuse the old cache
+    other_jdk = fake_jdk(tmp_path, "jdk25b", "25.0.4")
+    assert manager.aot_cache(other_jdk, launcher) not in (None, manager.aot_cache(jdk25, launcher))
+    assert (
+        manager.aot_cache(fake_jdk(tmp_path, "jdk21", "21.0.5"), launcher) is None
+    )  # no AOT cache before 25
+
+
+def test_a_cache_the_jvm_cannot_map_is_not_taken(tmp_path: Path) -> None:
+    manager, launcher = manager_with_jars(tmp_path)
+    try:
+        java_home = find_java_home(manager.version, None)
+    except Neo4jLocalError:
+        pytest.skip("no JDK for Neo4j 2026.x on this machine")
+    if manager.aot_cache(java_home, launcher) is None:
+        pytest.skip("the newest JDK here has no AOT cache (Java 25+)")
+    assert not manager._aot_loads(java_home, launcher, tmp_path / "missing.aot")
+    garbage = tmp_path / "garbage.aot"
+    garbage.write_bytes(b"\0" * 4096)  # e.g. a training JVM killed while it wrote the cache
+    assert not manager._aot_loads(java_home, launcher, garbage)

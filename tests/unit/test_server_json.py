@@ -65,5 +65,8 @@ def test_environment_variables_are_exactly_the_settings() -> None:
         for name, variable in variables.items():
             assert variable["description"]
             if "default" in variable:
-                assert variable["default"] == str(defaults[name]), name
+                value = defaults[name]
+                assert variable["default"] == (
+                    str(value).lower() if isinstance(value, bool) else str(value)
+                ), name
         assert variables["SLOWAVE_HTTP_PORT"]["default"] == str(Settings().http_port)
