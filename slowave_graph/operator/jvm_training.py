@@ -1,7 +1,7 @@
 """The workload the managed Neo4j's JVM is trained on when its AOT cache is recorded.
 
 `slowave-graph neo4j fetch` (and the test suite, before its first Neo4j) calls
-``ManagedNeo4j.train_aot_cache`` with ``train``: the service's own schema, a small benchmark-like
+``ManagedNeo4j.train_aot_cache`` with ``trainer(settings)``: the service's own schema, a small benchmark-like
 store (a few large scopes and many small ones, through the bulk import path) and full tool-call
 lifecycles over the MCP SDK's in-memory client, so that the statements agents send load their
 classes during training. Everything runs on a throwaway store; nothing touches the user's data.
