@@ -74,8 +74,8 @@ def _auth_failure(exc: Exception) -> bool:
 
 @asynccontextmanager
 async def open_database(settings: Settings) -> AsyncIterator[Database]:
-    """A connected Database; with no NEO4J_URI the managed local Neo4j is started (and stopped on
-    exit when this process started it and no other slowave-graph process still uses it)."""
+    """A connected Database; with no NEO4J_URI the managed local Neo4j is started (or joined). One a
+    server process started stops ``neo4j_linger`` seconds after the last process using it exits."""
     lease: ManagedLease | None = None
     if settings.managed:
         lease = ManagedLease(settings)

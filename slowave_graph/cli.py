@@ -396,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 cache = lease.neo4j.train_aot_cache(trainer(settings))
                 print(json.dumps({**fetched, "aot_cache": None if cache is None else str(cache)}, indent=2))
             else:
-                print(json.dumps(lease.neo4j.status(), indent=2))
+                print(json.dumps(lease.status(), indent=2))
         elif args.command == "bench":
             asyncio.run(_bench(settings, args))
         elif args.command == "stats":

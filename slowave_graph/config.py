@@ -82,9 +82,18 @@ class Settings(BaseModel):
     neo4j_aot_cache: bool = Field(
         True,
         description="Start the managed Neo4j with the JVM's ahead-of-time cache (Java 25+), recorded "
-        "once by `slowave-graph neo4j fetch`: classes loaded and linked ahead, method profiles from a "
-        "training run. On 2 cores Neo4j was ready in ~9 s instead of ~18 at 100k memories.",
+        "once by `slowave-graph neo4j fetch`: classes loaded and linked ahead. On 2 cores the 100k "
+        "benchmark store was ready in 6-8 s instead of 9-11 s.",
         json_schema_extra=_env("SLOWAVE_NEO4J_AOT_CACHE"),
+    )
+    neo4j_linger: int = Field(
+        600,
+        ge=0,
+        description="Seconds a managed Neo4j that a server process started on its own keeps running "
+        "after the last slowave-graph process using it exits, so that the next conversation finds it "
+        "ready, its query plans cached and its JIT warm (a stdio conversation's first lifecycle took "
+        "~9 s on a fresh Neo4j against ~0.6 s on a warm one). 0 stops it at once.",
+        json_schema_extra=_env("SLOWAVE_NEO4J_LINGER"),
     )
     java_home: Path | None = Field(
         None,

@@ -6,9 +6,11 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -124,13 +126,24 @@ def test_http_refuses_public_bind_without_token(neo4j: Neo4jTarget) -> None:
     assert "SLOWAVE_AUTH_TOKEN" in proc.stderr
 
 
-def _managed_env(tmp_path: Path) -> dict[str, str]:
+def _managed_env(tmp_path: Path, linger: int = 0) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "SLOWAVE_"))}
     if "SLOWAVE_CACHE_DIR" in os.environ:
         env["SLOWAVE_CACHE_DIR"] = os.environ["SLOWAVE_CACHE_DIR"]
     env.update(SLOWAVE_DATA_DIR=str(tmp_path / "data"), SLOWAVE_NEO4J_BOLT_PORT=str(free_port()),
-               SLOWAVE_NEO4J_HEAP="512m", SLOWAVE_NEO4J_PAGECACHE="128m")  # fmt: skip
+               SLOWAVE_NEO4J_HEAP="512m", SLOWAVE_NEO4J_PAGECACHE="128m",
+               SLOWAVE_NEO4J_LINGER=str(linger))  # fmt: skip
     return env
+
+
+def _status(env: dict[str, str]) -> dict[str, Any]:
+    status: dict[str, Any] = json.loads(_cli(env, "neo4j", "status").stdout)
+    return status
+
+
+def _reaper_pid(env: dict[str, str]) -> int:
+    marker = next(Path(env["SLOWAVE_DATA_DIR"]).glob("*/lingering.json"))
+    return int(json.loads(marker.read_text())["pid"])
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -179,3 +192,52 @@ def test_neo4j_start_keeps_running_until_stop(tmp_path: Path) -> None:
         stopped = json.loads(_cli(env, "neo4j", "stop").stdout)
     assert stopped == {"stopped": True}
     assert json.loads(_cli(env, "neo4j", "status").stdout)["running"] is False
+
+
+def test_an_auto_started_neo4j_lingers_until_a_new_lease_or_stop(tmp_path: Path) -> None:
+    env = _managed_env(tmp_path, linger=300)
+    assert _cli(env, "stats").returncode == 0  # starts a Neo4j of its own, then exits
+    first = _status(env)
+    assert first["running"] is True and first["stops_at"] is not None
+    reaper = _reaper_pid(env)
+    assert pid_alive(reaper)
+    # the next process joins the same Neo4j; its lease cancels the wait, its exit starts a new one
+    assert _cli(env, "stats").returncode == 0
+    second = _status(env)
+    assert second["pid"] == first["pid"] and second["stops_at"] >= first["stops_at"]
+    assert _reaper_pid(env) != reaper and not _wait_gone(reaper, 10)
+    reaper = _reaper_pid(env)
+    assert json.loads(_cli(env, "neo4j", "stop").stdout) == {"stopped": True}
+    assert not _wait_gone(reaper, 10) and not pid_alive(first["pid"])
+    assert _status(env)["running"] is False
+
+
+async def test_a_stdio_conversation_finds_the_neo4j_the_last_one_left_lingering(
+    tmp_path: Path, scope: str
+) -> None:
+    env = _managed_env(tmp_path, linger=8)
+    with anyio.fail_after(240):  # a linger process holding the server's stdout would hang the exit
+        async with Client(stdio_params(env), client_info=CLIENT_INFO) as client:
+            session = (await activate(client, scope, "Plan the Atlas migration"))["session_id"]
+            await remember(client, scope, session, "The Atlas migration runs on Saturday nights")
+    lingering = _status(env)
+    assert lingering["running"] is True and lingering["stops_at"] is not None
+    with anyio.fail_after(120):
+        async with Client(stdio_params(env), client_info=CLIENT_INFO) as client:
+            assert _status(env)["pid"] == lingering["pid"]  # joined, not started again
+            found = await activate(client, scope, "When does the Atlas migration run?")
+            assert [m["content"] for m in found["memories"]] == [
+                "The Atlas migration runs on Saturday nights"
+            ]
+    assert _status(env)["pid"] == lingering["pid"]
+    reaper = _reaper_pid(env)
+    assert not _wait_gone(reaper, 60)  # the linger runs out: Neo4j stopped, the process exits
+    assert _status(env)["running"] is False and not pid_alive(lingering["pid"])
+
+
+def _wait_gone(pid: int, seconds: float) -> bool:
+    """Whether ``pid`` is still alive after waiting up to ``seconds`` for it to exit."""
+    deadline = time.monotonic() + seconds
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return pid_alive(pid)
