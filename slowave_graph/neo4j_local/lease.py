@@ -18,7 +18,6 @@ import fcntl
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -147,17 +146,23 @@ class ManagedLease:
         settings = self.settings
         argv = [sys.executable, "-m", "slowave_graph.neo4j_local.linger", str(settings.data_dir),
                 str(settings.cache_dir), settings.neo4j_version, str(until)]  # fmt: skip
-        with open(self.neo4j.instance_dir / "linger.log", "ab") as log:
-            reaper = subprocess.Popen(
-                argv,
-                # never the server's stdio: on stdio transport stdout is the client's JSON-RPC pipe,
-                # and a child holding it open would keep the client waiting for its end
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-                start_new_session=True,  # outlives this process; no terminal signals
-            )
-        self._linger_marker.write_text(json.dumps({"pid": reaper.pid, "until": until}))
+        log = str(self.neo4j.instance_dir / "linger.log")
+        # posix_spawn, not Popen: no child object left to warn at exit that it still runs. Never the
+        # server's stdio: on stdio transport stdout is the client's JSON-RPC pipe, and a process
+        # holding it open would keep the client waiting for its end (other descriptors are not
+        # inheritable in Python). Its own session: outlives this process, no terminal signals.
+        pid = os.posix_spawn(
+            sys.executable,
+            argv,
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 2, log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+            ],
+            setsid=True,
+        )
+        self._linger_marker.write_text(json.dumps({"pid": pid, "until": until}))
 
     def _lingering_pid(self) -> int | None:
         """The pid of the lingering process the marker names, while it runs."""
