@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import signal
 import sys
@@ -26,6 +27,8 @@ from pathlib import Path
 
 from slowave_graph.config import Settings
 from slowave_graph.neo4j_local.manager import ManagedNeo4j, pid_alive
+
+log = logging.getLogger(__name__)
 
 
 class ManagedLease:
@@ -95,9 +98,12 @@ class ManagedLease:
             if not self._auto_started_and_unused():
                 return
             if self.settings.neo4j_linger > 0:
-                self._linger(self.settings.neo4j_linger)
-            else:
-                self._stop_auto_started()
+                try:
+                    self._linger(self.settings.neo4j_linger)
+                    return
+                except OSError as exc:  # no process to wait: better stopped than left for ever
+                    log.warning("cannot start the linger of the managed Neo4j (%s); stopping it now", exc)
+            self._stop_auto_started()
 
     def reap(self, reaper_pid: int) -> bool:
         """The lingering process's last step: stop the Neo4j when that process is still the one the

@@ -150,31 +150,6 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*SERVER, *args], env=env, capture_output=True, text=True, timeout=300)
 
 
-async def test_serve_runs_and_stops_its_own_neo4j(tmp_path: Path, scope: str) -> None:
-    """The Quick start path: no NEO4J_URI → managed Neo4j started by serve, stopped on exit."""
-    env = _managed_env(tmp_path)
-    port = free_port()
-    with http_server(env, port) as proc:
-        status = json.loads(_cli(env, "neo4j", "status").stdout)
-        assert status["running"] is True and status["version"].startswith("2026.")
-        assert Path(status["password_file"]).stat().st_mode & 0o777 == 0o600
-        async with Client(f"http://127.0.0.1:{port}/mcp", client_info=CLIENT_INFO) as client:
-            await lifecycle(client, scope)
-        stats = _cli(env, "stats", "--json")  # joins the running Neo4j and leaves it running
-        assert stats.returncode == 0, stats.stderr
-        counts = json.loads(stats.stdout)
-        assert counts["labels"]["Memory"] == 1
-        assert [s["scope"] for s in counts["scopes"]] == [scope]
-        assert json.loads(_cli(env, "neo4j", "status").stdout)["running"] is True
-        neo4j_pid = status["pid"]
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=90) == 0
-    assert json.loads(_cli(env, "neo4j", "status").stdout)["running"] is False
-    # gone, or an exited zombie that init has not reaped yet (Neo4j is not serve's child once the
-    # lease has handed it over): either way no longer running
-    assert not pid_alive(neo4j_pid)
-
-
 def test_neo4j_start_keeps_running_until_stop(tmp_path: Path) -> None:
     env = _managed_env(tmp_path)
     started = _cli(env, "neo4j", "start")
@@ -194,28 +169,45 @@ def test_neo4j_start_keeps_running_until_stop(tmp_path: Path) -> None:
     assert json.loads(_cli(env, "neo4j", "status").stdout)["running"] is False
 
 
-async def test_a_stdio_conversation_finds_the_neo4j_the_last_one_left_lingering(
+async def test_serve_runs_its_own_neo4j_which_lingers_for_the_next_conversation(
     tmp_path: Path, scope: str
 ) -> None:
+    """The Quick start path: no NEO4J_URI → managed Neo4j started by serve; after serve exits it
+    lingers, the next (stdio) conversation joins it, and once that one's linger runs out it stops."""
     env = _managed_env(tmp_path, linger=300)
-    with anyio.fail_after(240):  # a linger process holding the server's stdout would hang the exit
-        async with Client(stdio_params(env), client_info=CLIENT_INFO) as client:
-            session = (await activate(client, scope, "Plan the Atlas migration"))["session_id"]
-            await remember(client, scope, session, "The Atlas migration runs on Saturday nights")
+    port = free_port()
+    with http_server(env, port) as proc:
+        status = _status(env)
+        assert status["running"] is True and status["version"].startswith("2026.")
+        assert status["stops_at"] is None  # in use
+        assert Path(status["password_file"]).stat().st_mode & 0o777 == 0o600
+        async with Client(f"http://127.0.0.1:{port}/mcp", client_info=CLIENT_INFO) as client:
+            await lifecycle(client, scope)
+        stats = _cli(env, "stats", "--json")  # joins the running Neo4j and leaves it running
+        assert stats.returncode == 0, stats.stderr
+        counts = json.loads(stats.stdout)
+        assert counts["labels"]["Memory"] == 1
+        assert [s["scope"] for s in counts["scopes"]] == [scope]
+        assert _status(env)["running"] is True
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=90) == 0
     lingering = _status(env)
-    assert lingering["running"] is True and lingering["stops_at"] is not None
-    short = {**env, "SLOWAVE_NEO4J_LINGER": "5"}  # this one's exit starts a short linger
-    with anyio.fail_after(120):
+    assert lingering["pid"] == status["pid"] and lingering["stops_at"] is not None
+    short = {**env, "SLOWAVE_NEO4J_LINGER": "3"}  # this one's exit starts a short linger
+    with anyio.fail_after(120):  # a linger process holding the server's stdout would hang the exit
         async with Client(stdio_params(short), client_info=CLIENT_INFO) as client:
-            assert _status(env)["pid"] == lingering["pid"]  # joined, not started again
-            found = await activate(client, scope, "When does the Atlas migration run?")
+            assert _status(env)["pid"] == status["pid"]  # joined, not started again
+            found = await activate(client, scope, "How long do Atlas login tokens remain valid?")
             assert [m["content"] for m in found["memories"]] == [
-                "The Atlas migration runs on Saturday nights"
+                "Atlas authentication credentials expire after 45 minutes"
             ]
-    assert _status(env)["pid"] == lingering["pid"]
+    assert _status(env)["pid"] == status["pid"]
     reaper = _reaper_pid(env)
     assert _exits_within(reaper, 60)  # the linger runs out: Neo4j stopped, the process exits
-    assert _status(env)["running"] is False and not pid_alive(lingering["pid"])
+    assert _status(env)["running"] is False
+    # gone, or an exited zombie that init has not reaped yet (Neo4j is not serve's child once the
+    # lease has handed it over): either way no longer running
+    assert not pid_alive(status["pid"])
 
 
 def _exits_within(pid: int, seconds: float) -> bool:

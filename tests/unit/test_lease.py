@@ -124,3 +124,17 @@ def test_a_neo4j_started_with_neo4j_start_neither_lingers_nor_stops(
     lease.release()
     assert not (lease.neo4j.instance_dir / "lingering.json").exists()
     assert lease.status()["stops_at"] is None and stand_in.poll() is None
+
+
+def test_when_the_lingering_process_cannot_start_it_stops_at_once(
+    tmp_path: Path, stand_in: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lease = lease_on(tmp_path, stand_in, linger=300)
+
+    def refuse(*args: object, **kwargs: object) -> int:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr("os.posix_spawn", refuse)
+    lease.release()
+    assert exited(stand_in, 5)
+    assert not (lease.neo4j.instance_dir / "lingering.json").exists()
