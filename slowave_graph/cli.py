@@ -159,6 +159,21 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--out", default="bench-results", help="directory for JSON, Markdown and PNG")
     _common(load)
 
+    talks = bench_sub.add_parser(
+        "conversations",
+        help="stdio conversations one after another from no Neo4j running, with and without the linger",
+    )
+    talks.add_argument("--conversations", type=int, default=3, help="conversations per linger setting")
+    talks.add_argument("--lifecycles", type=int, default=10, help="full lifecycles per conversation")
+    talks.add_argument(
+        "--linger",
+        type=int,
+        action="append",
+        help="SLOWAVE_NEO4J_LINGER of the conversations' servers (repeatable; default 0 and 600)",
+    )
+    talks.add_argument("--out", default="bench-results", help="directory for JSON and Markdown")
+    _common(talks)
+
     stats = sub.add_parser("stats", help="counts per label and per scope")
     stats.add_argument("--json", action="store_true", help="print JSON")
     _common(stats)
@@ -281,6 +296,23 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
 
     if args.bench == "load":
         await _bench_load(settings, args)
+        return
+    if args.bench == "conversations":
+        from slowave_graph.bench import conversations
+
+        options = conversations.ConversationOptions(
+            conversations=args.conversations,
+            lifecycles=args.lifecycles,
+            lingers=tuple(args.linger or (0, 600)),
+        )
+        talks = await conversations.run(settings, options)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {"json": out / "conversations.json", "markdown": out / "conversations.md"}
+        paths["json"].write_text(json_module.dumps(talks, indent=2) + "\n")
+        paths["markdown"].write_text(conversations.markdown(talks))
+        print(conversations.markdown(talks))
+        print("written: " + ", ".join(str(p) for p in paths.values()))
         return
     data = Path(args.data)
     if args.dataset == "locomo":

@@ -92,7 +92,7 @@ class Settings(BaseModel):
         description="Seconds a managed Neo4j that a server process started on its own keeps running "
         "after the last slowave-graph process using it exits, so that the next conversation finds it "
         "ready, its query plans cached and its JIT warm (a stdio conversation's first lifecycle took "
-        "~9 s on a fresh Neo4j against ~0.6 s on a warm one). 0 stops it at once.",
+        "7-9 s on a fresh Neo4j against 0.4-2.7 s on a lingering one). 0 stops it at once.",
         json_schema_extra=_env("SLOWAVE_NEO4J_LINGER"),
     )
     java_home: Path | None = Field(

@@ -31,7 +31,7 @@ import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -113,6 +113,7 @@ class RunningState:
     started_at: float
     ready_seconds: float
     aot_cache: str | None = None  # the JVM's AOT cache it started with (or is recording)
+    stopping: bool = False  # SIGTERM sent: shutting down, not to be joined
 
     @property
     def uri(self) -> str:
@@ -442,7 +443,11 @@ class ManagedNeo4j:
 
     # ------------------------------------------------------------- lifecycle
     def running(self) -> RunningState | None:
-        """State of the server running for this data directory, if any."""
+        """State of the server running for this data directory, if any (not one shutting down)."""
+        state = self._live_state()
+        return None if state is None or state.stopping else state
+
+    def _live_state(self) -> RunningState | None:
         try:
             state = RunningState(**json.loads(self.state_file.read_text()))
         except (OSError, ValueError, TypeError):
@@ -451,11 +456,20 @@ class ManagedNeo4j:
             return state
         return None
 
+    def _await_shutdown(self, timeout: float = 60.0) -> None:
+        """Wait for a server that is shutting down (a stop whose process was killed mid-wait, as MCP
+        clients do to a stdio server 2 s after closing it) to exit: joining it would fail."""
+        state = self._live_state()
+        if state is not None and state.stopping:
+            log.info("managed Neo4j (pid %s) is shutting down; waiting for it", state.pid)
+            self._terminate(state.pid, timeout)
+
     def start(self, timeout: float = 240.0, aot_output: Path | None = None) -> tuple[RunningState, bool]:
         """Start the server (or find it running). Returns (state, started_by_this_call).
 
         With the JVM's AOT cache where one was recorded (``train_aot_cache``), else without;
         ``aot_output``: record one, written there when the JVM exits."""
+        self._await_shutdown()
         existing = self.running()
         if existing is not None:
             if existing.bolt_port != self.settings.neo4j_bolt_port:
@@ -531,7 +545,10 @@ class ManagedNeo4j:
         """Stop the server of this data directory. Returns False when none was running."""
         state = self.running()
         if state is None:
+            self._await_shutdown(timeout)  # one an interrupted stop left shutting down
             return False
+        stopping = replace(state, stopping=True)  # before SIGTERM: nobody joins it from now on
+        self.state_file.write_text(json.dumps(asdict(stopping), indent=2) + "\n")
         self._terminate(state.pid, timeout)
         with contextlib.suppress(FileNotFoundError):
             self.state_file.unlink()

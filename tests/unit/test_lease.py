@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import asdict
@@ -138,3 +139,27 @@ def test_when_the_lingering_process_cannot_start_it_stops_at_once(
     lease.release()
     assert exited(stand_in, 5)
     assert not (lease.neo4j.instance_dir / "lingering.json").exists()
+
+
+SLOW_TO_STOP = "import signal, sys, time\nsignal.signal(signal.SIGTERM, lambda *_: (time.sleep(2), sys.exit(0)))\ntime.sleep(120)"
+
+
+def test_a_neo4j_shutting_down_is_not_joined_but_waited_for(tmp_path: Path) -> None:
+    """A stop whose process is killed mid-wait (MCP clients kill a stdio server 2 s after closing
+    it) leaves Neo4j shutting down: the next start must wait for it, not join it."""
+    slow = subprocess.Popen([sys.executable, "-c", SLOW_TO_STOP, LAUNCHER_CLASS])
+    try:
+        time.sleep(0.5)  # its SIGTERM handler is installed
+        neo4j = lease_on(tmp_path, slow, linger=0).neo4j
+        stopping = threading.Thread(target=neo4j.stop)
+        stopping.start()
+        deadline = time.monotonic() + 5
+        while not json.loads(neo4j.state_file.read_text()).get("stopping") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert neo4j.running() is None  # not offered to a new lease while it shuts down
+        neo4j._await_shutdown()  # what start() does first
+        assert slow.poll() is not None
+        stopping.join(10)
+    finally:
+        slow.kill()
+        slow.wait()
