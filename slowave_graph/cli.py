@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from slowave_graph import __version__
@@ -286,9 +287,6 @@ async def _stats(settings: Settings) -> dict[str, Any]:
 
 
 async def _bench(settings: Settings, args: argparse.Namespace) -> None:
-    import json as json_module
-    from pathlib import Path
-
     from slowave_graph.app import open_app
     from slowave_graph.bench import datasets, report
     from slowave_graph.bench import learning as bench_learning
@@ -306,13 +304,7 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
             lingers=tuple(args.linger or (0, 600)),
         )
         talks = await conversations.run(settings, options)
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"json": out / "conversations.json", "markdown": out / "conversations.md"}
-        paths["json"].write_text(json_module.dumps(talks, indent=2) + "\n")
-        paths["markdown"].write_text(conversations.markdown(talks))
-        print(conversations.markdown(talks))
-        print("written: " + ", ".join(str(p) for p in paths.values()))
+        _write_report(Path(args.out), "conversations", talks, conversations.markdown(talks))
         return
     data = Path(args.data)
     if args.dataset == "locomo":
@@ -331,18 +323,22 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
     if args.bench == "retrieval":
         paths = report.write(result, out)
         print(report.markdown(result))
+        print("written: " + ", ".join(str(p) for p in paths.values()))
     else:
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"json": out / "learning.json", "markdown": out / "learning.md"}
-        paths["json"].write_text(json_module.dumps(result, indent=2) + "\n")
-        paths["markdown"].write_text(bench_learning.markdown(result))
-        print(bench_learning.markdown(result))
+        _write_report(out, "learning", result, bench_learning.markdown(result))
+
+
+def _write_report(out: Path, name: str, result: dict[str, Any], markdown: str) -> None:
+    """A benchmark's JSON and Markdown in ``out``; the Markdown printed too."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / f"{name}.json", "markdown": out / f"{name}.md"}
+    paths["json"].write_text(json.dumps(result, indent=2) + "\n")
+    paths["markdown"].write_text(markdown)
+    print(markdown)
     print("written: " + ", ".join(str(p) for p in paths.values()))
 
 
 async def _bench_load(settings: Settings, args: argparse.Namespace) -> None:
-    from pathlib import Path
-
     from slowave_graph.app import open_app
     from slowave_graph.bench import load, load_report
 
