@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from neo4j.exceptions import AuthError, Neo4jError
 
 from slowave_graph.config import Settings
-from slowave_graph.embedder import Embedder, load_embedder
+from slowave_graph.embedder import DEFAULT_MODEL, Embedder, load_embedder
 from slowave_graph.graph.database import Database, DatabaseUnavailable
 from slowave_graph.graph.repository import GraphRepository
-from slowave_graph.graph.schema import ensure_schema
+from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
 from slowave_graph.neo4j_local.lease import ManagedLease
 from slowave_graph.services import Services
 from slowave_graph.services.context import utcnow
@@ -94,18 +94,46 @@ async def open_database(settings: Settings) -> AsyncIterator[Database]:
             await asyncio.to_thread(lease.release)
 
 
+async def database_embedder(db: Database, configured: str | None, loaded: Embedder | None = None) -> Embedder:
+    """The embedding model for this database: the configured one (``ensure_schema`` refuses a
+    mismatch); unset, the model its memories were embedded with, or the default on a new database.
+    ``loaded``: a model already loaded, used when it is the one."""
+    name = configured
+    if name is None:
+        stored = await db.run_read("embedding_space_get")
+        name = str(stored[0]["model"]) if stored else DEFAULT_MODEL
+    if loaded is not None and loaded.model_name == name:
+        return loaded
+    if configured is None:
+        log.info("the database's memories were embedded with %s: loading it", name)
+    try:
+        return await asyncio.to_thread(load_embedder, name)
+    except ValueError as exc:  # a stored local model directory, say, that is not on this machine
+        if configured is not None:
+            raise
+        raise EmbeddingMismatch(
+            f"the database's memories were embedded with {name}, which does not load here ({exc}); "
+            "set SLOWAVE_EMBEDDING_MODEL to where it is, or re-embed with `slowave-graph reembed`"
+        ) from exc
+
+
 @asynccontextmanager
 async def open_app(settings: Settings, embedder: Embedder | None = None) -> AsyncIterator[App]:
     """Everything the tools need, ready to serve."""
+    # the model loads while Neo4j starts: the configured one, or the default a database most
+    # likely holds (another is loaded once the database says so)
     loading = (
-        asyncio.create_task(asyncio.to_thread(load_embedder, settings.embedding_model))
+        asyncio.create_task(asyncio.to_thread(load_embedder, settings.embedding_model or DEFAULT_MODEL))
         if embedder is None
         else None
     )
     try:
         async with open_database(settings) as db:
-            model = embedder if embedder is not None else await loading  # type: ignore[misc]
-            assert model is not None
+            if embedder is not None:
+                model = embedder
+            else:
+                assert loading is not None
+                model = await database_embedder(db, settings.embedding_model, await loading)
             await ensure_schema(db, model.model_name, model.dimension)
             repo = GraphRepository(db, idle_timeout=settings.session_idle_timeout)
             reaper = asyncio.create_task(reap_idle_sessions(repo, settings.session_idle_timeout))

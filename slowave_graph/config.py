@@ -128,11 +128,14 @@ class Settings(BaseModel):
         "and [::1] are accepted otherwise (DNS-rebinding protection).",
         json_schema_extra=_env("SLOWAVE_HTTP_ALLOWED_HOSTS"),
     )
-    embedding_model: str = Field(
-        "all-MiniLM-L6-v2-int8",
-        description="Embedding model: all-MiniLM-L6-v2-int8 (bundled, offline, ONNX Runtime), "
-        "all-MiniLM-L6-v2 (the float model, sentence-transformers), or a local sentence-transformers "
-        "model directory. Changing it needs `slowave-graph reembed`.",
+    embedding_model: str | None = Field(
+        None,
+        description="Embedding model: all-MiniLM-L6-v2-q8 (bundled, offline, ONNX Runtime, int8 "
+        "arithmetic), all-MiniLM-L6-v2-int8 (the same weights, float arithmetic: about twice the CPU "
+        "per text), all-MiniLM-L6-v2 (the float model, sentence-transformers), or a local "
+        "sentence-transformers model directory. Unset: the model the database's memories were "
+        "embedded with, and all-MiniLM-L6-v2-q8 for a new database. Changing a database's model "
+        "needs `slowave-graph reembed`.",
         json_schema_extra=_env("SLOWAVE_EMBEDDING_MODEL"),
     )
     candidate_k: int = Field(

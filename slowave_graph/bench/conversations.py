@@ -48,7 +48,6 @@ def conversation_env(settings: Settings, data_dir: Path, port: int, linger: int)
         SLOWAVE_NEO4J_VERSION=settings.neo4j_version,
         SLOWAVE_NEO4J_HEAP=settings.neo4j_heap,
         SLOWAVE_NEO4J_PAGECACHE=settings.neo4j_pagecache,
-        SLOWAVE_EMBEDDING_MODEL=settings.embedding_model,
         SLOWAVE_LOG_LEVEL="WARNING",
     )
     return env

@@ -184,7 +184,8 @@ def server_env(settings: Settings, port: int) -> dict[str, str]:
             env["NEO4J_PASSWORD"] = settings.neo4j_password.get_secret_value()
     env["SLOWAVE_DATA_DIR"] = str(settings.data_dir)
     env["SLOWAVE_CACHE_DIR"] = str(settings.cache_dir)
-    env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
+    if settings.embedding_model:  # unset: the server follows the database's model
+        env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
     return env
 
 

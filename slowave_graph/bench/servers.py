@@ -24,7 +24,8 @@ def server_env(settings: Settings, uri: str, user: str, password: str) -> dict[s
     env.update(
         NEO4J_URI=uri, NEO4J_USER=user, NEO4J_PASSWORD=password, NEO4J_DATABASE=settings.neo4j_database
     )
-    env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
+    if settings.embedding_model:  # unset: the server follows the database's model
+        env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
     return env
 
 

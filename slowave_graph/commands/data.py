@@ -7,7 +7,7 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +65,9 @@ def register(sub: Any, common: Common) -> None:
         help="recompute every stored vector with another embedding model (stop the servers first)",
     )
     reembed.add_argument(
-        "--model", required=True, help="all-MiniLM-L6-v2, all-MiniLM-L6-v2-int8, or a local model directory"
+        "--model",
+        required=True,
+        help="all-MiniLM-L6-v2-q8, all-MiniLM-L6-v2-int8, all-MiniLM-L6-v2, or a local model directory",
     )
     reembed.add_argument("--batch", type=int, default=256, help="texts per embedding batch (default 256)")
     common(reembed)
@@ -111,29 +113,28 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _prepared_database(
-    settings: Settings, header: dict[str, Any], reembed: bool
-) -> tuple[Embedder | None, Callable[[Database], Awaitable[None]]]:
-    """The schema in place, the embedding space recorded (the file's model on an empty database),
-    and an embedder for the database's model when vectors are to be recomputed."""
-    from slowave_graph.embedder import load_embedder
+    db: Database, settings: Settings, header: dict[str, Any], reembed: bool
+) -> Embedder | None:
+    """The schema in place and the embedding space recorded (the file's model on an empty
+    database); with ``reembed``, the embedder for the database's model (or the configured one,
+    which must be the database's) that recomputes the file's vectors."""
+    from slowave_graph.app import database_embedder
     from slowave_graph.graph.schema import ensure_schema
 
-    embedder = await asyncio.to_thread(load_embedder, settings.embedding_model) if reembed else None
-
-    async def prepare(db: Database) -> None:
-        found = await db.run_read("embedding_space_get")
-        theirs = header.get("embedding")
-        if found:
-            model, dimension = found[0]["model"], int(found[0]["dimension"])
-        elif embedder is not None:
-            model, dimension = embedder.model_name, embedder.dimension
-        elif theirs:
-            model, dimension = theirs["model"], int(theirs["dimension"])
-        else:
-            return
-        await ensure_schema(db, model, dimension)
-
-    return embedder, prepare
+    if reembed:
+        embedder = await database_embedder(db, settings.embedding_model)
+        await ensure_schema(db, embedder.model_name, embedder.dimension)
+        return embedder
+    found = await db.run_read("embedding_space_get")
+    theirs = header.get("embedding")
+    if found:
+        model, dimension = found[0]["model"], int(found[0]["dimension"])
+    elif theirs:
+        model, dimension = theirs["model"], int(theirs["dimension"])
+    else:
+        return None
+    await ensure_schema(db, model, dimension)
+    return None
 
 
 def _import(args: argparse.Namespace, settings: Settings) -> int:
@@ -165,9 +166,8 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
 
         started = time.perf_counter()
         file = read_export(path)
-        embedder, prepare = await _prepared_database(settings, file.header, args.reembed)
         async with open_database(settings) as db:
-            await prepare(db)
+            embedder = await _prepared_database(db, settings, file.header, args.reembed)
             with bar(file.records, "import") as progress:
                 result = await import_export(
                     db, file, batch_size=args.batch, embedder=embedder, progress=progress
@@ -223,9 +223,8 @@ def _restore(args: argparse.Namespace, settings: Settings) -> int:
         started = time.perf_counter()
         path = Path(args.file)
         file = read_export(path)
-        embedder, prepare = await _prepared_database(settings, file.header, args.reembed)
         async with open_database(settings) as db:
-            await prepare(db)
+            embedder = await _prepared_database(db, settings, file.header, args.reembed)
             with bar(file.records, "restore") as progress:
                 result = await restore(
                     db, file, replace=args.replace, batch_size=args.batch, embedder=embedder,
@@ -249,7 +248,11 @@ def _reembed(args: argparse.Namespace, settings: Settings) -> int:
             total = int(totals["Memory"]) + int(totals["Procedure"]) + int(totals["Retrieval"])
             with bar(total, "reembed", unit="vectors") as progress:
                 result = await reembed(db, embedder, batch_size=args.batch, progress=progress)
-        result["next"] = f"start servers with SLOWAVE_EMBEDDING_MODEL={args.model}"
+        result["next"] = (
+            f"start the servers: with SLOWAVE_EMBEDDING_MODEL unset they load {args.model}, the "
+            "database's model now (a local model directory must be set there); one configured with "
+            "another model refuses to start"
+        )
         return result
 
     return _run(work)

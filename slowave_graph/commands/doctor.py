@@ -288,16 +288,20 @@ def _load_model(name: str) -> Embedder:
 
 
 def check_embedding(settings: Settings, stored: dict[str, Any] | None) -> Check:
+    from slowave_graph.embedder import DEFAULT_MODEL
+
     started = time.monotonic()
+    # unset, a server loads the database's model (the default on a new database)
+    name = settings.embedding_model or (str(stored["model"]) if stored else DEFAULT_MODEL)
     try:
-        model = _load_model(settings.embedding_model)
+        model = _load_model(name)
     except Exception as exc:
         return Check(
             "embedding model",
             "fail",
-            f"{settings.embedding_model} does not load offline: {str(exc)[:200]}",
-            "SLOWAVE_EMBEDDING_MODEL=all-MiniLM-L6-v2-int8 or all-MiniLM-L6-v2 (both bundled) "
-            "or a local sentence-transformers directory",
+            f"{name} does not load offline: {str(exc)[:200]}",
+            "SLOWAVE_EMBEDDING_MODEL=all-MiniLM-L6-v2-q8, all-MiniLM-L6-v2-int8 or all-MiniLM-L6-v2 "
+            "(all bundled) or a local sentence-transformers directory",
         )
     loaded = f"{model.model_name} ({model.dimension}-d) loads offline in {time.monotonic() - started:.1f}s"
     if stored is None:

@@ -64,10 +64,14 @@ async def test_doctor_reports_what_is_broken(neo4j: Neo4jTarget, tmp_path: Path)
     assert "NEO4J_PASSWORD" in (checks[0].fix or "")
 
     checks, stored = await check_database(neo4j.settings(), start=False)
-    assert [c.status for c in checks] == ["ok", "ok"] and stored is not None
+    assert [c.status for c in checks] == ["ok", "ok"] and stored is not None, checks
 
-    mismatch = check_embedding(Settings.from_env({}), {"model": "e5-large", "dimension": 1024})
+    foreign = {"model": "e5-large", "dimension": 1024}
+    configured = Settings.from_env({}, embedding_model="all-MiniLM-L6-v2-q8")
+    mismatch = check_embedding(configured, foreign)
     assert mismatch.status == "fail" and "SLOWAVE_EMBEDDING_MODEL=e5-large" in (mismatch.fix or "")
+    unset = check_embedding(Settings.from_env({}), foreign)  # a server would load the database's model
+    assert unset.status == "fail" and unset.detail.startswith("e5-large does not load offline")
 
     with socket.socket() as busy:  # a port held by something that is not slowave-graph
         busy.bind(("127.0.0.1", 0))

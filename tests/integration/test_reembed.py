@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from slowave_graph.app import App, open_app
+from slowave_graph.app import App, database_embedder, open_app
 from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.embedder import DEFAULT_MODEL, Embedder
 from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
@@ -155,5 +155,8 @@ async def test_reembed_backup_restore(private_app: App, tmp_path: Path) -> None:
     assert {len(v) for v in (await vectors(app)).values()} == {128}
     with pytest.raises(EmbeddingMismatch, match=f"slowave-graph reembed --model {DEFAULT_MODEL}"):
         await ensure_schema(app.db, DEFAULT_MODEL, 384)
+    # a server that follows the database (no model configured) needs its model, which loads nowhere
+    with pytest.raises(EmbeddingMismatch, match="minilm-projected-128, which does not load here"):
+        await database_embedder(app.db, None)
     with_other = Services.build(app.repo, other)
     assert await first_hit(app, "How long are backups kept?", with_other) == CLAIMS[3]

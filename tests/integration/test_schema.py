@@ -9,8 +9,8 @@ import pytest
 from mcp import Client
 from neomodel import adb
 
-from slowave_graph.app import App
-from slowave_graph.embedder import DEFAULT_MODEL
+from slowave_graph.app import App, database_embedder, open_app
+from slowave_graph.embedder import DEFAULT_MODEL, INT8_MODEL, load_embedder
 from slowave_graph.graph import models
 from slowave_graph.graph.repository import hits
 from slowave_graph.graph.schema import (
@@ -22,6 +22,7 @@ from slowave_graph.graph.schema import (
 )
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services import text
+from tests.conftest import Neo4jTarget
 from tests.mcp_helpers import activate, call, commit, mark_helped, ok, remember
 
 pytestmark = pytest.mark.neo4j
@@ -86,6 +87,22 @@ async def test_embedding_model_mismatch_stops_start_up(app: App) -> None:
     assert "slowave-graph reembed --model bge-small-en-v1.5" in message
     stored = await app.db.run_read("embedding_space_get")
     assert stored == [{"model": DEFAULT_MODEL, "dimension": 384}]
+
+
+async def test_an_unset_model_follows_the_database(app: App, neo4j: Neo4jTarget) -> None:
+    stored = await app.db.run_read("embedding_space_get")
+    assert stored == [{"model": DEFAULT_MODEL, "dimension": 384}]
+    assert await database_embedder(app.db, None, app.embedder) is app.embedder
+    other = load_embedder(INT8_MODEL)
+    followed = await database_embedder(app.db, None, other)  # loaded, but not the database's model
+    assert (followed.model_name, followed.dimension) == (DEFAULT_MODEL, 384)
+    assert await database_embedder(app.db, INT8_MODEL, other) is other  # configured: that one
+    async with open_app(neo4j.settings()) as started:
+        assert started.embedder.model_name == DEFAULT_MODEL
+    with pytest.raises(EmbeddingMismatch, match=f"embedded with {DEFAULT_MODEL}"):
+        async with open_app(neo4j.settings(embedding_model=INT8_MODEL)):
+            pass
+    assert await app.db.run_read("embedding_space_get") == stored
 
 
 async def test_tools_list_publishes_the_strict_contract(app: App) -> None:

