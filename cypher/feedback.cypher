@@ -150,18 +150,18 @@ CALL () {
   RETURN count(p) AS tallied
 }
 // 6. Whole-result notes and the coverage state after the call. learned marks retrievals whose
-// feedback later questions can inherit (see experience_* in retrieval.cypher), and the first such
-// feedback copies the query vector into experience_embedding, the property the experience vector
-// index holds (so only learned retrievals pay for index maintenance). complete_exposures records
-// how many exposures a successful complete declaration covered: pages served later reopen the
-// retrieval.
+// feedback later questions can inherit (see experience_* in retrieval.cypher). The first such
+// feedback marks the retrieval experience_pending: index_pending_experience moves it into the
+// experience vector index later, in a batch (experience_search compares pending ones exactly, so
+// the lesson counts from the next question on). complete_exposures records how many exposures a
+// successful complete declaration covered: pages served later reopen the retrieval.
 SET r.learned = CASE WHEN $learned THEN true ELSE r.learned END,
     r.retrieval_quality = coalesce($retrieval_quality, r.retrieval_quality),
     r.missing = coalesce(r.missing, []) + coalesce($missing, [])
 WITH r, recorded, retired, learning
 CALL (r) {
   WITH r WHERE r.learned = true AND r.experience_embedding IS NULL AND r.query_embedding IS NOT NULL
-  CALL db.create.setNodeVectorProperty(r, 'experience_embedding', r.query_embedding) // float32
+  SET r.experience_pending = true
 }
 WITH r, recorded, retired, learning,
      COLLECT { MATCH (r)-[:EXPOSED]->(m:Memory)
@@ -175,4 +175,26 @@ SET r.complete_exposures = CASE WHEN completes THEN exposures ELSE r.complete_ex
     r.complete_declared_at = CASE WHEN completes THEN $now ELSE r.complete_declared_at END
 RETURN recorded, retired, learning,
        {memory_ids: memory_ids, procedure_ids: procedure_ids,
-        complete: coalesce(r.complete_exposures, -1) = exposures} AS coverage;
+        complete: coalesce(r.complete_exposures, -1) = exposures} AS coverage,
+       r.experience_pending IS NOT NULL AS experience_pending;
+
+// name: index_pending_experience
+// Moves up to $limit retrievals marked experience_pending by write_feedback into the experience
+// vector index: their query vector copied to experience_embedding (float32, see schema.cypher).
+// Why later and in batches: a vector index commits each write transaction as a Lucene segment of
+// its own (flushed, then merged), which cost ~7 ms of Neo4j CPU per feedback call when every
+// feedback wrote its copy; a batch pays that once (docs/performance.md). The (scope,
+// experience_pending) index holds exactly the pending retrievals. Locks are taken in id order, and
+// the copy is re-checked once the lock is held: two servers' indexers moving the same batch wait for
+// each other instead of deadlocking, and the second writes nothing. Returns how many it took off
+// the pending list (fewer than $limit: none left).
+MATCH (r:Retrieval)
+WHERE r.scope IS NOT NULL AND r.experience_pending = true
+WITH r ORDER BY r.id LIMIT $limit
+REMOVE r.experience_pending
+WITH r, r.experience_embedding IS NULL AND r.query_embedding IS NOT NULL AS copy
+CALL (r, copy) {
+  WITH r WHERE copy
+  CALL db.create.setNodeVectorProperty(r, 'experience_embedding', r.query_embedding)
+}
+RETURN count(r) AS moved;

@@ -180,6 +180,10 @@ RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
 // has at least $search_from (= 2 * $k) learned retrievals (a LIMIT above the live matches can
 // hang Neo4j 2026.09.0); fewer are compared exactly, through a seek keyed on the guard (see
 // vector_search_filtered: otherwise every search also read all of the scope's learned retrievals).
+// Retrievals whose feedback has not yet been moved into the index (experience_pending, see
+// index_pending_experience) are compared exactly too, so a lesson counts from the next question
+// on. One that the batch moves while this statement runs may come from two branches: its best
+// similarity is kept.
 CYPHER 25
 WITH size(COLLECT {
        MATCH (r:Retrieval {scope: $scope, learned: true}) WHERE r.experience_embedding IS NOT NULL
@@ -203,8 +207,14 @@ CALL (live) {
   WITH r, [e IN $embeddings | vector.similarity.cosine(v, e)] AS similarities
   RETURN r, 2 * reduce(best = 0.0, s IN similarities | CASE WHEN s > best THEN s ELSE best END) - 1
          AS similarity
+  UNION ALL
+  MATCH (r:Retrieval {scope: $scope, experience_pending: true})
+  WITH r, r.query_embedding AS v
+  WITH r, [e IN $embeddings | vector.similarity.cosine(v, e)] AS similarities
+  RETURN r, 2 * reduce(best = 0.0, s IN similarities | CASE WHEN s > best THEN s ELSE best END) - 1
+         AS similarity
 }
-WITH r, similarity
+WITH r, max(similarity) AS similarity
 WHERE similarity >= $min_similarity
 WITH r, similarity ORDER BY similarity DESC LIMIT $k
 MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)

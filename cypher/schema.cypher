@@ -108,6 +108,13 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_funct
 // of experience on Neo4j 5.26 (no in-index vector filtering there).
 CREATE INDEX index_Retrieval_scope_learned IF NOT EXISTS FOR (n:Retrieval) ON (n.scope, n.learned);
 
+// name: index_retrieval_scope_experience_pending
+// Learned retrievals not yet in the experience vector index (write_feedback marks them, the batch
+// statement index_pending_experience unmarks them): experience_search compares a scope's exactly,
+// and the batch reads the whole index, which holds only those.
+CREATE INDEX index_Retrieval_scope_experience_pending IF NOT EXISTS
+FOR (n:Retrieval) ON (n.scope, n.experience_pending);
+
 // name: fulltext_memory
 // BM25 over memory text. scope_token (a single-token hash of the scope) and status are indexed
 // too, so a Lucene query can require them: filtering happens inside the index on every version.

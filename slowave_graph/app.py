@@ -21,6 +21,7 @@ from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
 from slowave_graph.neo4j_local.lease import ManagedLease
 from slowave_graph.services import Services
 from slowave_graph.services.context import utcnow
+from slowave_graph.services.experience_index import ExperienceIndexer
 from slowave_graph.services.ranking import policy_for
 from slowave_graph.telemetry import ToolMetrics
 
@@ -34,6 +35,7 @@ class App:
     embedder: Embedder
     repo: GraphRepository
     services: Services
+    experience: ExperienceIndexer
     metrics: ToolMetrics = field(default_factory=ToolMetrics)
 
 
@@ -136,14 +138,20 @@ async def open_app(settings: Settings, embedder: Embedder | None = None) -> Asyn
                 model = await database_embedder(db, settings.embedding_model, await loading)
             await ensure_schema(db, model.model_name, model.dimension)
             repo = GraphRepository(db, idle_timeout=settings.session_idle_timeout)
-            reaper = asyncio.create_task(reap_idle_sessions(repo, settings.session_idle_timeout))
+            indexer = ExperienceIndexer(repo)
+            upkeep = [
+                asyncio.create_task(reap_idle_sessions(repo, settings.session_idle_timeout)),
+                asyncio.create_task(indexer.run()),
+            ]
             try:
                 services = Services.build(repo, model, policy_for(settings.candidate_k))
-                yield App(settings, db, model, repo, services)
+                yield App(settings, db, model, repo, services, indexer)
             finally:
-                reaper.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reaper
+                for task in upkeep:
+                    task.cancel()
+                for task in upkeep:
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
     finally:
         if loading is not None and not loading.done():
             loading.cancel()

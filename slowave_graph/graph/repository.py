@@ -68,6 +68,7 @@ class FeedbackWrite:
     retired: list[str]
     learning: list[dict[str, Any]]  # id, before, after
     coverage: dict[str, Any]  # memory_ids, procedure_ids, complete
+    experience_pending: bool  # the retrieval waits to be moved into the experience index
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,9 @@ class GraphRepository:
         # "auto": in-index filtering where the server has it, else exact scan of small scopes and
         # over-fetch for large ones. The others force one path (tests compare them).
         self.vector_strategy = vector_strategy
+        # Set when feedback marks a retrieval for the experience index; the batch that moves
+        # marked ones into it (index_pending_experience) waits on it.
+        self.experience_due = asyncio.Event()
 
     # ------------------------------------------------------------------ sessions
     async def _guard_session(
@@ -476,7 +480,17 @@ class GraphRepository:
                 tx, retrieval_id, decision, retrieval_quality, missing, client_name, client_version, now
             )
 
-        return await self.db.write(work)
+        written = await self.db.write(work)
+        if written.experience_pending:
+            self.experience_due.set()
+        return written
+
+    async def index_pending_experience(self, limit: int) -> int:
+        """Moves up to ``limit`` retrievals that feedback marked experience_pending into the
+        experience vector index, in one transaction; returns how many it took off the list (fewer
+        than ``limit``: none are left). Idempotent, so one auto-commit statement."""
+        found = await self.db.run_idempotent_write("index_pending_experience", limit=limit)
+        return int(found[0]["moved"]) if found else 0
 
     async def _write_feedback(
         self,
@@ -503,7 +517,11 @@ class GraphRepository:
         )  # fmt: skip
         row = written[0]
         return FeedbackWrite(
-            list(row["recorded"]), list(row["retired"]), list(row["learning"]), dict(row["coverage"])
+            list(row["recorded"]),
+            list(row["retired"]),
+            list(row["learning"]),
+            dict(row["coverage"]),
+            bool(row["experience_pending"]),
         )
 
     # ------------------------------------------------------------------ commit

@@ -39,19 +39,22 @@ VECTOR_PROPERTY = {"Memory": "embedding", "Procedure": "embedding", "Retrieval":
 # Index copies the database keeps beside a stored vector. An export leaves them out (they are not
 # content, and an export's checksum should not depend on them); an import derives them again.
 DERIVED_PROPERTIES = {"Retrieval": ("experience_embedding",)}
+# Bookkeeping of the index copies, left out of exports likewise: experience_pending marks a learned
+# retrieval whose copy is not made yet (index_pending_experience), and an import makes it at once.
+_BOOKKEEPING = {"Retrieval": ("experience_pending",)}
 
 # Every vector property by label, stored as float32 on import (see the header of schema.cypher).
 STORED_VECTORS = {label: [key, *DERIVED_PROPERTIES.get(label, ())] for label, key in VECTOR_PROPERTY.items()}
 
 
 def without_derived(label: str, props: dict[str, Any]) -> dict[str, Any]:
-    derived = DERIVED_PROPERTIES.get(label, ())
+    derived = (*DERIVED_PROPERTIES.get(label, ()), *_BOOKKEEPING.get(label, ()))
     return {k: v for k, v in props.items() if k not in derived} if derived else props
 
 
 def with_derived(label: str, props: dict[str, Any]) -> dict[str, Any]:
     """A learned retrieval's query vector, copied to the property the experience index holds
-    (``write_feedback`` does the same when feedback first teaches something)."""
+    (``index_pending_experience`` does the same for retrievals that feedback marked)."""
     if label == "Retrieval" and props.get("learned") is True and props.get("query_embedding") is not None:
-        return {**props, "experience_embedding": props["query_embedding"]}
+        return {**without_derived(label, props), "experience_embedding": props["query_embedding"]}
     return props

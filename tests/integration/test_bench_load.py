@@ -14,7 +14,7 @@ from tests.conftest import Neo4jTarget, free_port
 async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_path: Path) -> None:
     prefix = scope.replace(":", "-")
     settings = neo4j.settings()
-    bench_app = App(settings, app.db, app.embedder, app.repo, app.services)
+    bench_app = App(settings, app.db, app.embedder, app.repo, app.services, app.experience)
     options = load.LoadOptions(
         sizes=[60],
         clients=[2],

@@ -334,29 +334,40 @@ async def test_stats_report_indexes_and_store(app: App) -> None:
 async def test_a_learned_retrieval_comes_back_with_its_experience_vector(
     app: App, scope: str, tmp_path: Path
 ) -> None:
-    """experience_embedding is an index copy: exports leave it out (checksums are over content),
-    imports derive it again, so a restored scope still inherits its feedback."""
+    """experience_embedding is an index copy, and experience_pending the mark of one not yet made:
+    exports leave both out (checksums are over content), imports make the copy at once, so a
+    restored scope still inherits its feedback, whether the export found the copy made or not."""
     from mcp import Client
 
     from slowave_graph.mcp.server import build_server
     from tests.mcp_helpers import activate, mark_helped, remember
 
-    async with Client(build_server(app)) as client:
-        session = (await activate(client, scope, "Record"))["session_id"]
-        await remember(client, scope, session, "Payroll runs on the 25th of each month", "fact")
-        shown = await activate(client, scope, "When does payroll run?")
-        await mark_helped(client, shown)
-    copies = "MATCH (r:Retrieval {scope: $scope}) WHERE r.experience_embedding IS NOT NULL RETURN r.id AS id"
+    copies = (
+        "MATCH (r:Retrieval {scope: $scope}) WHERE r.experience_embedding IS NOT NULL "
+        "OR r.experience_pending IS NOT NULL RETURN r.id AS id, r.experience_pending AS pending"
+    )
 
-    async def copied() -> list[str]:
+    async def copied() -> list[tuple[str, Any]]:
         found, _, _ = await app.db.driver.execute_query(copies, scope=scope, database_=app.db.database)
-        return [r["id"] for r in found]
+        return [(r["id"], r["pending"]) for r in found]
 
-    assert await copied() == [shown["retrieval_id"]]
-    path = tmp_path / "learned.jsonl"
-    with path.open("w", encoding="utf-8") as out:
-        await export_graph(app.db, out, [scope])
-    assert "experience_embedding" not in path.read_text()
-    done = await restore(app.db, read_export(path), replace=True)
-    assert done["verified"] == ["nodes", "relationships", "checksum"]
-    assert await copied() == [shown["retrieval_id"]]
+    for moved in (False, True):
+        async with app.experience.paused():
+            async with Client(build_server(app)) as client:
+                session = (await activate(client, scope, "Record"))["session_id"]
+                await remember(client, scope, session, "Payroll runs on the 25th of each month", "fact")
+                shown = await activate(client, scope, "When does payroll run?")
+                await mark_helped(client, shown)
+            assert await copied() == [(shown["retrieval_id"], True)]  # marked for the index
+        if moved:
+            await app.experience.flush()
+            assert await copied() == [(shown["retrieval_id"], None)]
+        path = tmp_path / "learned.jsonl"
+        with path.open("w", encoding="utf-8") as out:
+            await export_graph(app.db, out, [scope])
+        assert "experience_embedding" not in path.read_text()
+        assert "experience_pending" not in path.read_text()
+        done = await restore(app.db, read_export(path), replace=True)
+        assert done["verified"] == ["nodes", "relationships", "checksum"]
+        assert await copied() == [(shown["retrieval_id"], None)]  # the copy, made by the import
+        await app.db.run_write("delete_scope", scope=scope)

@@ -159,41 +159,59 @@ async def test_vector_strategies_agree_for_a_small_scope_in_a_larger_database(ap
 
 async def test_experience_search_agrees_with_the_scan(app: App, scope: str) -> None:
     """Past questions found through the retrieval vector index (2026.x) are the scan's, never
-    another scope's; once the scope is deleted the guarded search answers [] at once."""
+    another scope's, both while feedback's marks wait for the batch that moves them into the index
+    and after it; once the scope is deleted the guarded search answers [] at once."""
     from slowave_graph.graph.repository import GraphRepository
 
     if not (app.db.server and app.db.server.vector_filter_in_index):
         pytest.skip("the retrieval vector index needs in-index filtering (Neo4j 2026.01+)")
     services = ["billing", "search", "auth", "checkout", "ledger", "mailer"]
-    async with Client(build_server(app)) as client:
-        for target in (scope, scope + "-other"):
-            session = (await activate(client, target, "Load"))["session_id"]
-            for svc in services:
-                await remember(client, target, session, f"The {svc} service is deployed with Helm on Fridays")
-            for svc in services:  # one learned retrieval per question
-                shown = await activate(client, target, f"How is the {svc} service deployed?")
-                marks = [{"memory_id": m["memory_id"], "assessment": "used", "effect": "helped"}
-                         for m in shown["memories"][:2]]  # fmt: skip
-                ok(await call(client, "slowave_feedback", {"retrieval_id": shown["retrieval_id"],
-                                                           "memory_feedback": marks}))  # fmt: skip
     cues = await app.embedder.aembed(["How is the billing service deployed?", "Deploy the search service"])
-    found = {}
-    for strategy in ("scan", "filtered"):
-        repo = GraphRepository(app.db, idle_timeout=3600, vector_strategy=strategy)  # type: ignore[arg-type]
-        rows = await repo.experience(scope=scope, embeddings=cues, min_similarity=0.5, k=3)
-        found[strategy] = sorted((r["id"], round(float(r["similarity"]), 4), r["assessment"]) for r in rows)
-    assert found["scan"], "the learned retrievals must be found"
-    assert found["filtered"] == found["scan"]
-    # only retrievals that taught something carry the indexed copy of their query vector
-    vectors = await app.db.driver.execute_query(
-        "MATCH (r:Retrieval {scope: $scope}) RETURN r.query STARTS WITH 'How' AS learned_one, "
-        "r.learned AS learned, r.query_embedding = r.experience_embedding AS copied, "
-        "r.experience_embedding IS NULL AS uncopied",
-        scope=scope,
-        database_=app.db.database,
-    )
-    kinds = sorted((r["learned_one"], r["learned"], r["copied"], r["uncopied"]) for r in vectors.records)
-    assert kinds == [(False, None, None, True)] + [(True, True, True, False)] * len(services)
+
+    async def experience() -> dict[str, list[tuple[str, float, str]]]:
+        found = {}
+        for strategy in ("scan", "filtered"):
+            repo = GraphRepository(app.db, idle_timeout=3600, vector_strategy=strategy)  # type: ignore[arg-type]
+            rows = await repo.experience(scope=scope, embeddings=cues, min_similarity=0.5, k=3)
+            found[strategy] = sorted(
+                (r["id"], round(float(r["similarity"]), 4), r["assessment"]) for r in rows
+            )
+        return found
+
+    async def kinds() -> list[tuple[Any, ...]]:
+        vectors = await app.db.driver.execute_query(
+            "MATCH (r:Retrieval {scope: $scope}) RETURN r.query STARTS WITH 'How' AS learned_one, "
+            "r.learned AS learned, r.query_embedding = r.experience_embedding AS copied, "
+            "r.experience_pending AS pending",
+            scope=scope,
+            database_=app.db.database,
+        )
+        return sorted((r["learned_one"], r["learned"], r["copied"], r["pending"]) for r in vectors.records)
+
+    async with app.experience.paused():  # this process moves no marks into the index in here
+        async with Client(build_server(app)) as client:
+            for target in (scope, scope + "-other"):
+                session = (await activate(client, target, "Load"))["session_id"]
+                for svc in services:
+                    await remember(
+                        client, target, session, f"The {svc} service is deployed with Helm on Fridays"
+                    )
+                for svc in services:  # one learned retrieval per question
+                    shown = await activate(client, target, f"How is the {svc} service deployed?")
+                    marks = [{"memory_id": m["memory_id"], "assessment": "used", "effect": "helped"}
+                             for m in shown["memories"][:2]]  # fmt: skip
+                    ok(await call(client, "slowave_feedback", {"retrieval_id": shown["retrieval_id"],
+                                                               "memory_feedback": marks}))  # fmt: skip
+        # feedback marked the retrievals that taught something; none is in the index yet
+        assert await kinds() == [(False, None, None, None)] + [(True, True, None, True)] * len(services)
+        pending = await experience()
+        assert pending["scan"], "the learned retrievals must be found"
+        assert pending["filtered"] == pending["scan"]
+        assert await app.repo.index_pending_experience(limit=1000) >= 2 * len(services)
+    # moved: only retrievals that taught something carry the indexed copy of their query vector
+    assert await kinds() == [(False, None, None, None)] + [(True, True, True, None)] * len(services)
+    indexed = await experience()
+    assert indexed["filtered"] == indexed["scan"] == pending["scan"]
     await app.db.run_write("delete_scope", scope=scope)
     assert (
         await app.db.run_read(
@@ -344,6 +362,7 @@ async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(ap
     assert await experience() == sorted(marked)
     # the state an earlier version left: no copies, and the index over every query vector
     run = app.db.driver.execute_query
+    await app.experience.flush()  # nothing of this scope left to move behind the test's back
     await run("MATCH (r:Retrieval {scope: $scope}) REMOVE r.experience_embedding", scope=scope,
               database_=app.db.database)  # fmt: skip
     await run(
@@ -435,6 +454,7 @@ async def test_a_guarded_search_reads_only_what_its_guard_needs(app: App, scope:
             procedure = {"summary": f"Deploy {svc} with Helm", "context": {"service": svc},
                          "steps": [{"summary": "Run the contract tests"}], "caveats": []}  # fmt: skip
             await commit(client, shown["session_id"], final_goal=f"Deploy {svc}", procedure=procedure)
+    await app.experience.flush()  # the learned retrievals are in the index; none is left to compare
     [vector] = await app.embedder.aembed(["How is the billing service deployed?"])
     k = 1
     assert search_from(k) < len(services), "each index holds more than the guard counts: SEARCH runs"
