@@ -15,8 +15,9 @@ stdio:
 fetch:
 	@venv=$$(scripts/venv) && "$$venv/bin/slowave-graph" neo4j fetch
 
+# test: the suite, then its version-dependent tests against the 5.26 LTS line (scripts/test)
 test:
-	@venv=$$(scripts/venv) && "$$venv/bin/slowave-graph" neo4j fetch >/dev/null && "$$venv/bin/python" -m pytest -q
+	@scripts/test
 
 unit:
 	@venv=$$(scripts/venv) && "$$venv/bin/python" -m pytest -q tests/unit

@@ -90,8 +90,9 @@ RETURN collect({
 
 // name: scope_memory_count
 // Size of a scope's active memory set (index-backed), to pick a vector strategy on 5.26.
-MATCH (m:Memory {scope: $scope, status: 'active'})
-RETURN count(m) AS scope_count,
+// Two COUNT subqueries, not MATCH … count(m): beside an aggregate, a COUNT {} is a grouping key,
+// so an empty scope gave no row at all instead of a zero.
+RETURN COUNT { MATCH (m:Memory {scope: $scope, status: 'active'}) } AS scope_count,
        COUNT { MATCH (:Memory) } AS total_count;
 
 // name: fulltext_search

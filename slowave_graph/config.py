@@ -14,6 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 DEFAULT_NEO4J_VERSION = "2026.09.0"
+# The LTS line (Java 17): `make test` runs the version-dependent tests against it too.
+LTS_NEO4J_VERSION = "5.26.31"
 
 
 def _xdg(var: str, fallback: str) -> Path:

@@ -164,20 +164,6 @@ def check_managed_prerequisites(settings: Settings) -> list[Check]:
 
 
 # ------------------------------------------------------------------------------------ database
-_CREATES = re.compile(r"CREATE (?:CONSTRAINT|(?:VECTOR |FULLTEXT )?INDEX) (\w+) IF NOT EXISTS")
-
-
-def _expected_indexes() -> list[str]:
-    from slowave_graph.graph.cypher import catalog
-
-    names: set[str] = set()
-    for query in catalog().names("schema"):
-        match = _CREATES.search(catalog()[query])
-        if match:
-            names.add(match.group(1))
-    return sorted(names)
-
-
 async def _connection(settings: Settings, start: bool) -> tuple[str, str, str] | Check:
     """(uri, user, password) of the Neo4j to check, or why there is none."""
     if not settings.managed:
@@ -202,7 +188,8 @@ async def _connection(settings: Settings, start: bool) -> tuple[str, str, str] |
 
 async def check_database(settings: Settings, start: bool) -> tuple[list[Check], dict[str, Any] | None]:
     """Reachability, schema and the stored embedding space; returns the latter for the model check."""
-    from slowave_graph.graph.database import Database
+    from slowave_graph.graph.database import Database, ServerInfo
+    from slowave_graph.graph.schema import expected_indexes
 
     target = await _connection(settings, start)
     if isinstance(target, Check):
@@ -240,7 +227,8 @@ async def check_database(settings: Settings, start: bool) -> tuple[list[Check], 
                 "neo4j", "ok", f"Neo4j {component['version']} {component['edition']} at {uri} ({db.database})"
             )
         ]
-        expected = _expected_indexes()
+        info = ServerInfo(str(component["version"]), str(component["edition"]), vector_filter_in_index=False)
+        expected = expected_indexes(db.queries, info)
         rows = await db.run_read("stats_indexes")  # every index with its state (stats.cypher)
         states = {r["name"]: r["state"] for r in rows if r["name"] in expected}
         missing = [n for n in expected if n not in states]

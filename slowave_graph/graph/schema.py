@@ -4,10 +4,12 @@ and awaited until online; the embedding model recorded in the database and check
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 
 from neo4j.exceptions import ClientError
 
+from slowave_graph.graph.cypher import CypherCatalog
 from slowave_graph.graph.database import Database, ServerInfo
 
 log = logging.getLogger(__name__)
@@ -43,6 +45,30 @@ async def server_info(db: Database) -> ServerInfo:
     return ServerInfo(version, edition, vector_filter_in_index=filtered)
 
 
+def schema_statements(queries: CypherCatalog, info: ServerInfo) -> list[str]:
+    """The schema statements this server gets, in creation order: the vector indexes with in-index
+    filters where the server has Cypher 25 SEARCH, else the plain memory index alone (5.26 compares
+    retrievals and procedures exactly, by scope)."""
+    names = [n for n in queries.names("schema") if n.startswith(_SCHEMA_PREFIXES)]
+    if info.supports_search_clause:
+        return [
+            *names,
+            "vector_index_filtered",
+            "retrieval_vector_index_filtered",
+            "procedure_vector_index_filtered",
+        ]
+    return [*names, "vector_index_plain"]
+
+
+_CREATES = re.compile(r"CREATE (?:CONSTRAINT|(?:VECTOR |FULLTEXT )?INDEX) (\w+) IF NOT EXISTS")
+
+
+def expected_indexes(queries: CypherCatalog, info: ServerInfo) -> list[str]:
+    """Names of the constraints and indexes start-up creates on this server (doctor checks them)."""
+    names = {m.group(1) for n in schema_statements(queries, info) if (m := _CREATES.search(queries[n]))}
+    return sorted(names)
+
+
 async def check_embedding_space(db: Database, model: str, dimension: int) -> None:
     """Record the model on first start; refuse to start on a mismatch."""
     rows = await db.run_read("embedding_space_get")
@@ -65,15 +91,7 @@ async def ensure_schema(db: Database, model: str, dimension: int, timeout_second
     await _create(db, "constraint_embedding_space_name", dimension)
     await check_embedding_space(db, model, dimension)
     info = await server_info(db)
-    names = [n for n in db.queries.names("schema") if n.startswith(_SCHEMA_PREFIXES)]
-    if info.supports_search_clause:
-        names += [
-            "vector_index_filtered",
-            "retrieval_vector_index_filtered",
-            "procedure_vector_index_filtered",
-        ]
-    else:
-        names.append("vector_index_plain")
+    names = schema_statements(db.queries, info)
     rebuilt = await _drop_outdated(db, _FULLTEXT_ANALYZER)
     if info.supports_search_clause:
         rebuilt += await _drop_outdated(db, _VECTOR_QUANTIZATION)

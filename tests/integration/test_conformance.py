@@ -20,7 +20,7 @@ from tests.conftest import Neo4jTarget, free_port
 from tests.mcp_helpers import activate, call, commit, error, recall, remember, settle
 from tests.servers import CLIENT_INFO, http_server, stdio_params
 
-pytestmark = pytest.mark.neo4j
+pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -15,6 +15,8 @@ from slowave_graph.commands.doctor import check_clients, check_database, check_e
 from slowave_graph.config import Settings
 from tests.conftest import Neo4jTarget
 
+pytestmark = pytest.mark.lts  # also run against the 5.26 LTS line (scripts/test)
+
 
 def _configure_cursor(home: Path, port: int) -> None:
     path = home / ".cursor" / "mcp.json"

@@ -17,7 +17,7 @@ from slowave_graph.services import Services
 from slowave_graph.services.experience_index import ExperienceIndexer
 from tests.mcp_helpers import activate, mark_helped, remember
 
-pytestmark = pytest.mark.neo4j
+pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 
 
 async def state(app: App, scope: str) -> list[tuple[Any, Any]]:

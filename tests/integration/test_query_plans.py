@@ -13,6 +13,8 @@ from neo4j import GraphDatabase
 from slowave_graph.graph.cypher import catalog
 from tests.conftest import Neo4jTarget
 
+pytestmark = pytest.mark.lts  # also run against the 5.26 LTS line (scripts/test)
+
 # The statements that activate, remember, recall, feedback and commit run.
 HOT_PATH_FILES = ("memory", "session", "retrieval", "feedback", "commit")
 SCANS = {
@@ -87,13 +89,12 @@ def test_no_scan_where_an_index_exists(plans: dict[str, list[tuple[str, str]]], 
 
 def test_searches_use_their_indexes(plans: dict[str, list[tuple[str, str]]]) -> None:
     ops = {name: {op for op, _ in found} for name, found in plans.items()}
-    assert (
-        "NodeVectorIndexSearch" in ops["vector_search_filtered"]
-        or "ProcedureCall" in ops["vector_search_filtered"]
-    )
-    if "experience_search" in ops:  # past questions through the retrieval vector index
-        assert "NodeVectorIndexSearch" in ops["experience_search"]
+    if "vector_search_filtered" in ops:  # 2026.01+: in-index filtered SEARCH
+        assert "NodeVectorIndexSearch" in ops["vector_search_filtered"]
+        assert "NodeVectorIndexSearch" in ops["experience_search"]  # past questions
         assert "NodeVectorIndexSearch" in ops["procedure_search_filtered"]
+    else:  # 5.26: the strategy is picked from the scope's size, counted through its index
+        assert "NodeIndexSeek" in ops["scope_memory_count"]
     assert "ProcedureCall" in ops["fulltext_search"]  # db.index.fulltext.queryNodes
     assert "ProcedureCall" in ops["vector_search_overfetch"]  # db.index.vector.queryNodes
     # exact scan of one scope goes through the (scope, status) range index

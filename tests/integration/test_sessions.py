@@ -17,7 +17,7 @@ from slowave_graph.services.context import utcnow
 from tests.conformance import DEPLOY_PROCEDURE
 from tests.mcp_helpers import activate, call, commit, error, ok, recall, remember, settle
 
-pytestmark = pytest.mark.neo4j
+pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 
 
 async def test_recall_merges_task_context_into_the_session(app: App, scope: str) -> None:

@@ -135,3 +135,18 @@ def test_every_stored_vector_is_written_as_float32() -> None:
                          r"\b(embedding|query_embedding|experience_embedding):\s*\$")  # fmt: skip
     offenders = [name for name in catalog().names() if written.search(catalog()[name])]
     assert offenders == []
+
+
+def test_each_server_line_gets_its_own_vector_indexes() -> None:
+    """Start-up creates, and doctor expects, the in-index-filtered vector indexes on 2026.01+ and
+    the plain memory index alone on 5.26 (which compares retrievals and procedures exactly)."""
+    from slowave_graph.graph.database import ServerInfo
+    from slowave_graph.graph.schema import expected_indexes
+
+    current = expected_indexes(catalog(), ServerInfo("2026.09.0", "community", vector_filter_in_index=True))
+    lts = expected_indexes(catalog(), ServerInfo("5.26.31", "community", vector_filter_in_index=False))
+    assert {"memory_embedding", "retrieval_experience_embedding", "procedure_embedding"} <= set(current)
+    assert "memory_embedding" in lts
+    assert not {"retrieval_experience_embedding", "procedure_embedding"} & set(lts)
+    assert set(current) - set(lts) == {"retrieval_experience_embedding", "procedure_embedding"}
+    assert {"memory_text", "constraint_unique_Memory_id"} <= set(lts)
