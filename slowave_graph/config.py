@@ -187,6 +187,16 @@ class Settings(BaseModel):
             names[name] = str(extra["env"])
         return names
 
+    def managed_env(self) -> dict[str, str]:
+        """The environment that makes another process (a server under test) use this managed
+        Neo4j: the same data and jar directories, version and port find the running instance
+        through its lease, and the same heap and page cache size it if that process starts it.
+        A CLI flag of the parent (``--neo4j-version``, ``--bolt-port``) is carried over too."""
+        names = self.env_names()
+        fields = ["data_dir", "cache_dir", "neo4j_version", "neo4j_bolt_port"]
+        fields += ["neo4j_heap", "neo4j_pagecache"]
+        return {names[field]: str(getattr(self, field)) for field in fields}
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from environment variables; keyword overrides (CLI flags) win when not None."""

@@ -40,16 +40,8 @@ class ConversationOptions:
 
 def conversation_env(settings: Settings, data_dir: Path, port: int, linger: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    env.update(
-        SLOWAVE_DATA_DIR=str(data_dir),
-        SLOWAVE_CACHE_DIR=str(settings.cache_dir),
-        SLOWAVE_NEO4J_BOLT_PORT=str(port),
-        SLOWAVE_NEO4J_LINGER=str(linger),
-        SLOWAVE_NEO4J_VERSION=settings.neo4j_version,
-        SLOWAVE_NEO4J_HEAP=settings.neo4j_heap,
-        SLOWAVE_NEO4J_PAGECACHE=settings.neo4j_pagecache,
-        SLOWAVE_LOG_LEVEL="WARNING",
-    )
+    env.update(settings.model_copy(update={"data_dir": data_dir, "neo4j_bolt_port": port}).managed_env())
+    env.update(SLOWAVE_NEO4J_LINGER=str(linger), SLOWAVE_LOG_LEVEL="WARNING")
     return env
 
 

@@ -182,8 +182,9 @@ def server_env(settings: Settings, port: int) -> dict[str, str]:
         env.update(NEO4J_URI=settings.neo4j_uri, NEO4J_USER=settings.neo4j_user)
         if settings.neo4j_password:
             env["NEO4J_PASSWORD"] = settings.neo4j_password.get_secret_value()
-    env["SLOWAVE_DATA_DIR"] = str(settings.data_dir)
-    env["SLOWAVE_CACHE_DIR"] = str(settings.cache_dir)
+    else:  # the bench's flags (--data-dir, --neo4j-version, --bolt-port …) reach the server too
+        env.update(settings.managed_env())
+    env["SLOWAVE_CACHE_DIR"] = str(settings.cache_dir)  # the embedding models' cache as well
     if settings.embedding_model:  # unset: the server follows the database's model
         env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
     return env
