@@ -23,6 +23,8 @@ from slowave_graph.graph.database import Database, rows
 EXACT_SCAN_MAX = 5_000
 # Upper bound on over-fetching from the global vector index (5.26 path).
 OVERFETCH_MAX = 20_000
+# scan_max of the forced exact scan ("scan" strategy): every scope is scanned.
+SCAN_ALL = 2**62
 
 
 def search_from(k: int) -> int:
@@ -364,7 +366,8 @@ class GraphRepository:
     async def _vector_search(
         self, scope: str, embeddings: list[list[float]], k: int
     ) -> tuple[list[dict[str, Any]], bool]:
-        if self._filtered(self.vector_strategy):  # one statement: an auto-commit read
+        strategy = self.vector_strategy
+        if self._filtered(strategy):  # one statement: an auto-commit read
             found = hits(
                 await self.db.run_read(
                     "vector_search_filtered",
@@ -375,9 +378,17 @@ class GraphRepository:
                 )
             )
             return found, _any_query_full(found, len(embeddings), k)
+        if strategy != "overfetch":  # 5.26: a scope up to EXACT_SCAN_MAX is scanned in one read
+            scan_max = EXACT_SCAN_MAX if strategy == "auto" else SCAN_ALL
+            scanned = await self.db.run_read(
+                "vector_scan_scope", scope=scope, embeddings=embeddings, k=k, scan_max=scan_max
+            )
+            if int(scanned[0]["live"]) <= scan_max:
+                found = hits(scanned)
+                return found, _any_query_full(found, len(embeddings), k)
 
         async def work(tx: AsyncManagedTransaction) -> tuple[list[dict[str, Any]], bool]:
-            return await self._vector_rows(tx, scope, embeddings, k)
+            return await self._overfetch(tx, scope, embeddings, k)
 
         return await self.db.read(work)
 
@@ -387,18 +398,15 @@ class GraphRepository:
             strategy == "auto" and server is not None and server.vector_filter_in_index
         )
 
-    async def _vector_rows(
+    async def _overfetch(
         self, tx: AsyncManagedTransaction, scope: str, embeddings: list[list[float]], k: int
     ) -> tuple[list[dict[str, Any]], bool]:
-        strategy = self.vector_strategy
+        """Neo4j 5.26, a scope too large to scan: nearest neighbours from the global index, kept
+        if they are the scope's, widened until every query vector has k or the index is read."""
         params: dict[str, Any] = {"scope": scope, "embeddings": embeddings, "k": k}
         sizes = (await rows(tx, self.db.q("scope_memory_count"), scope=scope))[0]
         scope_count, total = int(sizes["scope_count"]), int(sizes["total_count"])
-        if strategy == "scan" or (strategy == "auto" and scope_count <= EXACT_SCAN_MAX):
-            found = hits(await rows(tx, self.db.q("vector_scan_scope"), **params))
-            return found, _any_query_full(found, len(embeddings), k)
-        # Over-fetch: expect k hits of this scope among k * total / scope_count neighbours; widen
-        # until every query vector has k hits or the whole index has been read.
+        # Expect k hits of this scope among k * total / scope_count neighbours; twice that.
         fetch = min(total, max(k, math.ceil(2 * k * total / max(scope_count, 1))))
         while True:
             found = hits(await rows(tx, self.db.q("vector_search_overfetch"), fetch=fetch, **params))

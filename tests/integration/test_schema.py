@@ -124,8 +124,14 @@ async def test_tools_list_publishes_the_strict_contract(app: App) -> None:
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
 
 
-async def test_vector_strategies_agree_for_a_small_scope_in_a_larger_database(app: App, scope: str) -> None:
-    """In-index filtering (2026.x), over-fetch and exact scan (5.26) find the same top hits."""
+async def test_vector_strategies_agree_for_a_small_scope_in_a_larger_database(
+    app: App, scope: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In-index filtering (2026.x), over-fetch and exact scan (5.26) find the same top hits; so
+    does 5.26's automatic choice on either side of its scan threshold (the one-statement scan,
+    and the fall-through to over-fetch when the scope is larger)."""
+    from slowave_graph.graph import repository
+    from slowave_graph.graph.database import ServerInfo
     from slowave_graph.graph.repository import GraphRepository
 
     small = [
@@ -152,6 +158,15 @@ async def test_vector_strategies_agree_for_a_small_scope_in_a_larger_database(ap
         found = await repo.search_direct(scope=scope, embeddings=[vector], lucene=None, k=5)
         assert {r["id"] for r in found.vector} <= ids[scope]  # never another scope's memory
         results[strategy] = sorted(round(float(r["cosine"]), 3) for r in found.vector)
+    assert app.db.server is not None
+    as_lts = ServerInfo("5.26.31", app.db.server.edition, vector_filter_in_index=False)
+    monkeypatch.setattr(app.db, "server", as_lts)  # "auto" as it runs on 5.26
+    for threshold in (100, 3):  # the scope (7 memories) is scanned, then over-fetched
+        monkeypatch.setattr(repository, "EXACT_SCAN_MAX", threshold)
+        repo = GraphRepository(app.db, idle_timeout=3600, vector_strategy="auto")
+        found = await repo.search_direct(scope=scope, embeddings=[vector], lucene=None, k=5)
+        assert {r["id"] for r in found.vector} <= ids[scope]
+        results[f"auto<={threshold}"] = sorted(round(float(r["cosine"]), 3) for r in found.vector)
     # the same top-5 similarities everywhere (memories with equal scores are interchangeable)
     assert all(len(scores) == 5 for scores in results.values()), results
     assert len({tuple(scores) for scores in results.values()}) == 1, results
