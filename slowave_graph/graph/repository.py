@@ -378,19 +378,19 @@ class GraphRepository:
                 )
             )
             return found, _any_query_full(found, len(embeddings), k)
-        if strategy != "overfetch":  # 5.26: a scope up to EXACT_SCAN_MAX is scanned in one read
-            scan_max = EXACT_SCAN_MAX if strategy == "auto" else SCAN_ALL
-            scanned = await self.db.run_read(
+        # 5.26: a scope up to EXACT_SCAN_MAX is scanned in one read, which also sizes a larger one
+        scan_max = {"auto": EXACT_SCAN_MAX, "scan": SCAN_ALL}.get(strategy, -1)
+        sized = (
+            await self.db.run_read(
                 "vector_scan_scope", scope=scope, embeddings=embeddings, k=k, scan_max=scan_max
             )
-            if int(scanned[0]["live"]) <= scan_max:
-                found = hits(scanned)
-                return found, _any_query_full(found, len(embeddings), k)
-
-        async def work(tx: AsyncManagedTransaction) -> tuple[list[dict[str, Any]], bool]:
-            return await self._overfetch(tx, scope, embeddings, k)
-
-        return await self.db.read(work)
+        )[0]
+        if int(sized["live"]) <= scan_max:
+            found = hits([sized])
+            return found, _any_query_full(found, len(embeddings), k)
+        return await self._overfetch(
+            scope, embeddings, k, int(sized["scope_count"]), int(sized["total_count"])
+        )
 
     def _filtered(self, strategy: VectorStrategy) -> bool:
         server = self.db.server
@@ -399,17 +399,19 @@ class GraphRepository:
         )
 
     async def _overfetch(
-        self, tx: AsyncManagedTransaction, scope: str, embeddings: list[list[float]], k: int
+        self, scope: str, embeddings: list[list[float]], k: int, scope_count: int, total: int
     ) -> tuple[list[dict[str, Any]], bool]:
         """Neo4j 5.26, a scope too large to scan: nearest neighbours from the global index, kept
-        if they are the scope's, widened until every query vector has k or the index is read."""
-        params: dict[str, Any] = {"scope": scope, "embeddings": embeddings, "k": k}
-        sizes = (await rows(tx, self.db.q("scope_memory_count"), scope=scope))[0]
-        scope_count, total = int(sizes["scope_count"]), int(sizes["total_count"])
+        if they are the scope's, widened until every query vector has k or the index is read.
+        Each attempt is an auto-commit read: the sizes only choose how far to fetch."""
         # Expect k hits of this scope among k * total / scope_count neighbours; twice that.
         fetch = min(total, max(k, math.ceil(2 * k * total / max(scope_count, 1))))
         while True:
-            found = hits(await rows(tx, self.db.q("vector_search_overfetch"), fetch=fetch, **params))
+            found = hits(
+                await self.db.run_read(
+                    "vector_search_overfetch", scope=scope, embeddings=embeddings, k=k, fetch=fetch
+                )
+            )
             short = _any_query_short(found, len(embeddings), k)
             exhausted = fetch >= total
             if not short or exhausted or fetch >= OVERFETCH_MAX:

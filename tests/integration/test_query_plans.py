@@ -94,7 +94,7 @@ def test_searches_use_their_indexes(plans: dict[str, list[tuple[str, str]]]) -> 
         assert "NodeVectorIndexSearch" in ops["experience_search"]  # past questions
         assert "NodeVectorIndexSearch" in ops["procedure_search_filtered"]
     else:  # 5.26: the strategy is picked from the scope's size, counted through its index
-        assert "NodeIndexSeek" in ops["scope_memory_count"]
+        assert "NodeCountFromCountStore" in ops["vector_scan_scope"]  # the database's size
     assert "ProcedureCall" in ops["fulltext_search"]  # db.index.fulltext.queryNodes
     assert "ProcedureCall" in ops["vector_search_overfetch"]  # db.index.vector.queryNodes
     # exact scan of one scope goes through the (scope, status) range index
