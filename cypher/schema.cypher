@@ -108,6 +108,12 @@ OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_funct
 // of experience on Neo4j 5.26 (no in-index vector filtering there).
 CREATE INDEX index_Retrieval_scope_learned IF NOT EXISTS FOR (n:Retrieval) ON (n.scope, n.learned);
 
+// name: lts_index_retrieval_learned_recent
+// Neo4j 5.26 only: a scope's learned retrievals newest first, so its exact experience scan reads
+// the vectors of the most recent $window of them alone (experience in retrieval.cypher).
+CREATE INDEX index_Retrieval_scope_learned_created IF NOT EXISTS
+FOR (n:Retrieval) ON (n.scope, n.learned, n.created_at);
+
 // name: index_retrieval_scope_experience_pending
 // Learned retrievals not yet in the experience vector index (write_feedback marks them, the batch
 // statement index_pending_experience unmarks them): experience_search compares a scope's exactly,

@@ -25,6 +25,9 @@ EXACT_SCAN_MAX = 5_000
 OVERFETCH_MAX = 20_000
 # scan_max of the forced exact scan ("scan" strategy): every scope is scanned.
 SCAN_ALL = 2**62
+# On Neo4j 5.26 the experience lookup compares the cues with this many of a scope's most recent
+# learned retrievals (an exact scan; 2026.x searches all of them through a vector index).
+EXPERIENCE_WINDOW = 1_000
 
 
 def search_from(k: int) -> int:
@@ -451,15 +454,10 @@ class GraphRepository:
     ) -> list[dict[str, Any]]:
         """Effective assessments from the past retrievals of this scope most similar to the cues:
         through the retrieval vector index where the server filters inside it, else a scan."""
-        name = "experience_search" if self._filtered(self.vector_strategy) else "experience"
-        return await self.db.run_read(
-            name,
-            scope=scope,
-            embeddings=embeddings,
-            min_similarity=min_similarity,
-            k=k,
-            search_from=search_from(k),
-        )
+        params = {"scope": scope, "embeddings": embeddings, "min_similarity": min_similarity, "k": k}
+        if self._filtered(self.vector_strategy):
+            return await self.db.run_read("experience_search", **params, search_from=search_from(k))
+        return await self.db.run_read("experience", **params, window=EXPERIENCE_WINDOW)
 
     # ------------------------------------------------------------------ feedback
     async def record_feedback(

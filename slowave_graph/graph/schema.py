@@ -47,8 +47,8 @@ async def server_info(db: Database) -> ServerInfo:
 
 def schema_statements(queries: CypherCatalog, info: ServerInfo) -> list[str]:
     """The schema statements this server gets, in creation order: the vector indexes with in-index
-    filters where the server has Cypher 25 SEARCH, else the plain memory index alone (5.26 compares
-    retrievals and procedures exactly, by scope)."""
+    filters where the server has Cypher 25 SEARCH, else the plain memory index and the index of
+    the exact experience scan (5.26 compares retrievals and procedures exactly, by scope)."""
     names = [n for n in queries.names("schema") if n.startswith(_SCHEMA_PREFIXES)]
     if info.supports_search_clause:
         return [
@@ -57,7 +57,7 @@ def schema_statements(queries: CypherCatalog, info: ServerInfo) -> list[str]:
             "retrieval_vector_index_filtered",
             "procedure_vector_index_filtered",
         ]
-    return [*names, "vector_index_plain"]
+    return [*names, "vector_index_plain", "lts_index_retrieval_learned_recent"]
 
 
 _CREATES = re.compile(r"CREATE (?:CONSTRAINT|(?:VECTOR |FULLTEXT )?INDEX) (\w+) IF NOT EXISTS")

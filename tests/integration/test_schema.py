@@ -236,6 +236,41 @@ async def test_experience_search_agrees_with_the_scan(app: App, scope: str) -> N
     )
 
 
+async def test_the_exact_experience_scan_reads_the_most_recent_lessons(
+    app: App, scope: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neo4j 5.26 compares the cues with a scope's most recent learned retrievals only (a window,
+    so that an activate does not slow down with every feedback ever given): with a window of two
+    the oldest of three lessons no longer counts; with the default all three do."""
+    from slowave_graph.graph import repository
+    from slowave_graph.graph.repository import GraphRepository
+
+    services = ["billing", "search", "auth"]
+    taught: list[set[str]] = []  # per question, in order: the memories its feedback marked
+    async with Client(build_server(app)) as client:
+        session = (await activate(client, scope, "Load"))["session_id"]
+        for svc in services:
+            await remember(client, scope, session, f"The {svc} service is deployed with Helm on Fridays")
+        for svc in services:  # each question's feedback teaches its own service's memory
+            shown = await activate(client, scope, f"How is the {svc} service deployed?")
+            marks = [{"memory_id": m["memory_id"], "assessment": "used", "effect": "helped"}
+                     for m in shown["memories"] if svc in m["content"]]  # fmt: skip
+            ok(await call(client, "slowave_feedback", {"retrieval_id": shown["retrieval_id"],
+                                                       "memory_feedback": marks}))  # fmt: skip
+            taught.append({m["memory_id"] for m in marks})
+    assert [len(t) for t in taught] == [1, 1, 1]
+    cues = await app.embedder.aembed(["How is the billing service deployed?"])
+    repo = GraphRepository(app.db, idle_timeout=3600, vector_strategy="scan")
+
+    async def lessons() -> set[str]:
+        rows = await repo.experience(scope=scope, embeddings=cues, min_similarity=0.3, k=10)
+        return {r["id"] for r in rows}
+
+    assert await lessons() == taught[0] | taught[1] | taught[2]
+    monkeypatch.setattr(repository, "EXPERIENCE_WINDOW", 2)
+    assert await lessons() == taught[1] | taught[2]
+
+
 async def test_procedure_search_agrees_with_the_scan(app: App, scope: str) -> None:
     """Applicable procedures through the procedure vector index (2026.x) are the scan's, never
     another scope's."""
