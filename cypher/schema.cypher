@@ -104,8 +104,8 @@ FOR (m:Memory) ON m.embedding
 OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}};
 
 // name: index_retrieval_scope_learned
-// A scope's retrievals that received feedback: the guard of experience_search, and the exact scan
-// of experience on Neo4j 5.26 (no in-index vector filtering there).
+// A scope's retrievals that received feedback: the guard of experience_search (on Neo4j 5.26 the
+// exact experience scan reads them newest first, through lts_index_retrieval_learned_recent).
 CREATE INDEX index_Retrieval_scope_learned IF NOT EXISTS FOR (n:Retrieval) ON (n.scope, n.learned);
 
 // name: lts_index_retrieval_learned_recent
