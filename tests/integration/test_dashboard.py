@@ -185,6 +185,13 @@ async def _page(browser: Browser, token: str | None = None) -> Page:
     return page
 
 
+async def _follow(page: Page, selector: str) -> None:
+    """Click a link or submit button and wait for the page it loads: a bare click returns before the
+    navigation finishes, so the next locator could read the old page."""
+    async with page.expect_navigation():
+        await page.click(selector)
+
+
 async def test_dashboard_requires_the_bearer_token(
     site: dict[str, Any], guarded: str, browser: Browser
 ) -> None:
@@ -207,7 +214,7 @@ async def test_memories_search_and_filters(site: dict[str, Any], browser: Browse
     response = await page.goto(f"{site['base']}/ui/")
     assert response is not None and response.status == 200
     assert "script-src" not in (response.headers.get("content-security-policy") or "")  # no scripts at all
-    await page.click(f"text={site['scope']}")
+    await _follow(page, f"text={site['scope']}")
     rows = page.locator("table.memories tbody tr")
     assert await rows.count() == 4  # five memories, of which the superseded one is stale
     # Stored text is shown as text: the XSS claim appears literally and nothing executed.
@@ -216,7 +223,7 @@ async def test_memories_search_and_filters(site: dict[str, Any], browser: Browse
     await page.screenshot(path=str(tmp_path / "memories.png"), full_page=True)
 
     await page.fill("input[name=q]", "Vault signing secrets")
-    await page.click("button[type=submit]")
+    await _follow(page, "button[type=submit]")
     found = page.locator("table.memories tbody tr")
     assert await found.count() == 1  # no other memory holds any of these words
     assert await found.first.locator("td").first.inner_text() == site["secrets"]
@@ -225,13 +232,13 @@ async def test_memories_search_and_filters(site: dict[str, Any], browser: Browse
 
     await page.select_option("select[name=status]", "stale")
     await page.fill("input[name=q]", "")
-    await page.click("button[type=submit]")
+    await _follow(page, "button[type=submit]")
     stale = page.locator("table.memories tbody tr")
     assert await stale.count() == 1
     assert await stale.first.locator("td").first.inner_text() == site["pinned"]
 
     await page.fill("input[name=q]", "the of and")  # only stopwords: nothing to search for
-    await page.click("button[type=submit]")
+    await _follow(page, "button[type=submit]")
     assert await page.locator("p.empty").count() == 1
 
 
@@ -268,7 +275,7 @@ async def test_retrievals_procedures_and_sessions(
     page = await _page(browser)
     await page.goto(f"{site['base']}/ui/retrievals?scope={site['scope']}")
     assert await page.locator("tbody tr").count() == 4  # two activations, two recalls
-    await page.click(f"text={site['recall']}")
+    await _follow(page, f"text={site['recall']}")
     exposures = page.locator("table.exposures tbody tr")
     assert await exposures.count() >= 2
     text = await page.locator("table.exposures").inner_text()
@@ -286,7 +293,7 @@ async def test_retrievals_procedures_and_sessions(
     assert await sessions.count() == 2
     assert "partial" in await sessions.first.inner_text()  # newest first
     await page.screenshot(path=str(tmp_path / "sessions.png"), full_page=True)
-    await page.click(f"text={site['session']}")
+    await _follow(page, f"text={site['session']}")
     timeline = await page.locator("ol.timeline").inner_text()
     assert site["recall"] in timeline and "Read the webhook handler" in timeline
     await page.screenshot(path=str(tmp_path / "session.png"), full_page=True)
