@@ -44,6 +44,16 @@ def warm_up(warmup: dict[str, Any] | None) -> str:
     return f"{warmup['lifecycles']} ({costs[0]:.1f} → {costs[-1]:.1f}{mark})"
 
 
+def sequential(seq: dict[str, Any]) -> str:
+    """``86.1 (6 rounds of 200: 44.4 → 86.1)``: the last round's rate and how the rounds went,
+    marked when the cap stopped them before the rate settled."""
+    rounds = seq.get("rounds_per_second") or []
+    if len(rounds) < 2:
+        return f"{seq['per_second']}"
+    mark = "" if seq.get("steady") else ", not settled"
+    return f"{seq['per_second']} ({len(rounds)} rounds of {seq['count']}: {rounds[0]} → {rounds[-1]}{mark})"
+
+
 def cpu_per_call(phase: dict[str, Any]) -> str:
     """``server / Neo4j / load generator`` ms of CPU per call; – where a process was not visible
     (a remote Neo4j) or the phase predates the measurement."""
@@ -60,6 +70,106 @@ def statement_times(statements: dict[str, dict[str, float]]) -> str:
         share = stat["share_of_calls"]
         out.append(f"`{name}` {stat['mean_ms']:.1f}" + (f" ({share:.0%})" if share < 0.995 else ""))
     return " · ".join(out)
+
+
+# Issue 5's targets: a 2-core machine, over MCP streamable HTTP, the query embedding included.
+REFERENCE_SIZE = 100_000  # where the latency and remember targets apply
+LARGE_SIZE = 1_000_000  # measured and reported, no limit
+SEARCH_TOOLS = ("slowave_activate", "slowave_recall")
+LATENCY_LIMITS = (("p50", 1, 15.0), ("p95", 1, 40.0), ("p95", 8, 150.0))  # (quantile, clients, ms)
+SEQUENTIAL_REMEMBER_MIN = 100.0  # memories/s
+BULK_IMPORT_MIN = 1_000.0  # memories/s
+GROWTH_MAX = 2.0  # latency from the smallest size to REFERENCE_SIZE
+
+
+def _latency(result: dict[str, Any], size: int, clients: int, tool: str, quantile: str) -> float | None:
+    for entry in result["sizes"]:
+        if entry["size"] == size:
+            for phase in entry["phases"]:
+                if phase["clients"] == clients and tool in phase["tools_ms"]:
+                    return float(phase["tools_ms"][tool][quantile])
+    return None
+
+
+def _row(target: str, limit: str, measured: float | None, met: bool | None, note: str = "") -> dict[str, Any]:
+    return {"target": target, "limit": limit, "measured": measured, "met": met, "note": note}
+
+
+def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each of issue 5's targets against this run: the figure it is judged on and whether it was
+    met (None: this run did not measure it, e.g. no 100k size)."""
+    rows = []
+    sizes = {entry["size"]: entry for entry in result["sizes"]}
+    for quantile, clients, limit in LATENCY_LIMITS:
+        for tool in SEARCH_TOOLS:
+            value = _latency(result, REFERENCE_SIZE, clients, tool, quantile)
+            rows.append(_row(
+                f"{SHORT[tool]} {quantile}, {clients} client{'s' if clients > 1 else ''}, "
+                f"{REFERENCE_SIZE:,} memories", f"≤ {limit:g} ms", value,
+                None if value is None else value <= limit,
+            ))  # fmt: skip
+    reference = sizes.get(REFERENCE_SIZE)
+    seq = reference["sequential_remember"]["per_second"] if reference else None
+    rows.append(_row(
+        f"sequential remember, {REFERENCE_SIZE:,} memories", f"≥ {SEQUENTIAL_REMEMBER_MIN:g}/s", seq,
+        None if seq is None else seq >= SEQUENTIAL_REMEMBER_MIN,
+    ))  # fmt: skip
+    fills = [entry["fill"] for entry in result["sizes"] if entry["fill"]["added"]]
+    if fills:
+        fill = max(fills, key=lambda f: f["added"])
+        written = fill.get("written_per_second")
+        note = f"the fill of {fill['added']:,} ({fill['vectors']} vectors)" + (
+            f"; its write transactions alone {written:,.0f}/s" if written else ""
+        )
+        rows.append(_row(
+            "bulk import", f"≥ {BULK_IMPORT_MIN:,.0f}/s", fill["per_second"],
+            fill["per_second"] >= BULK_IMPORT_MIN, note,
+        ))  # fmt: skip
+    else:
+        rows.append(_row("bulk import", f"≥ {BULK_IMPORT_MIN:,.0f}/s", None, None, "no fill in this run"))
+    rows.append(_growth(result, min(sizes, default=REFERENCE_SIZE)))
+    large = _latency(result, LARGE_SIZE, 1, "slowave_activate", "p50")
+    rows.append(_row(
+        f"{LARGE_SIZE:,} memories measured", "measured and reported", large, True if large else None,
+        "activate p50, 1 client" if large is not None else "run with --size 1000000",
+    ))  # fmt: skip
+    return rows
+
+
+def _growth(result: dict[str, Any], smallest: int) -> dict[str, Any]:
+    """The worst ratio of a 1-client p50 or p95 of activate or recall at REFERENCE_SIZE to the
+    same at the smallest size measured."""
+    ratios = []
+    for tool in SEARCH_TOOLS:
+        for quantile in ("p50", "p95"):
+            low = _latency(result, smallest, 1, tool, quantile)
+            high = _latency(result, REFERENCE_SIZE, 1, tool, quantile)
+            if smallest < REFERENCE_SIZE and low and high is not None:
+                ratios.append((high / low, f"{SHORT[tool]} {quantile}"))
+    span = f"{smallest:,} → {REFERENCE_SIZE:,}" if smallest < REFERENCE_SIZE else f"up to {REFERENCE_SIZE:,}"
+    target = f"latency growth {span} memories, 1 client"
+    if not ratios:
+        return _row(target, f"≤ {GROWTH_MAX:g}×", None, None, "needs a size below and one at 100,000")
+    ratio, worst = max(ratios)
+    return _row(target, f"≤ {GROWTH_MAX:g}×", round(ratio, 2), ratio <= GROWTH_MAX, f"largest: {worst}")
+
+
+def _verdict(met: bool | None) -> str:
+    return "not measured" if met is None else ("met" if met else "missed")
+
+
+def targets_markdown(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "Against issue 5's targets (2 cores, over MCP streamable HTTP, the query embedding included):",
+        "",
+        "| target | limit | measured | verdict | note |",
+        "|---|---|---:|---|---|",
+    ]
+    for row in rows:
+        value = "–" if row["measured"] is None else f"{row['measured']:,.1f}"
+        verdict = _verdict(row["met"])
+        lines.append(f"| {row['target']} | {row['limit']} | {value} | {verdict} | {row['note']} |")
+    return lines
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -140,7 +250,7 @@ def markdown(result: dict[str, Any]) -> str:
         floor = entry["floor"]
         lines.append(
             f"| {entry['size']:,} | {rate} | {warm_up(entry.get('warmup'))} | "
-            f"{count(entry.get('memories_measured'))} | {seq['per_second']} | "
+            f"{count(entry.get('memories_measured'))} | {sequential(seq)} | "
             f"{floor['embedding_ms']['p50']:.1f} ms | "
             f"{floor['vector_query_ms']['p50']:.1f} ms |"
         )
@@ -165,6 +275,7 @@ def markdown(result: dict[str, Any]) -> str:
     }
     if errors:
         lines += ["", f"Errors by kind: `{json.dumps(errors)}`"]
+    lines += ["", *targets_markdown(targets(result))]
     return "\n".join(lines) + "\n"
 
 
@@ -204,7 +315,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
 def write(result: dict[str, Any], out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "load.json", "markdown": out / "load.md", "png": out / "load.png"}
-    paths["json"].write_text(json.dumps(result, indent=2) + "\n")
+    paths["json"].write_text(json.dumps({**result, "targets": targets(result)}, indent=2) + "\n")
     paths["markdown"].write_text(markdown(result))
     plot(result, paths["png"])
     return paths
