@@ -370,8 +370,8 @@ async def drive(
 
 WARMUP_ROUND = 50  # lifecycles per warm-up round
 WARMUP_CAP = 5  # warm-up stops at this many times the minimum, steady or not
-SEQUENTIAL_MIN_ROUNDS = 10  # rounds of sequential remembers before the rate may count as settled
-SEQUENTIAL_ROUNDS_CAP = 25  # and at most this many, steady or not
+SEQUENTIAL_MIN_ROUNDS = 20  # rounds of sequential remembers before the rate may count as settled
+SEQUENTIAL_ROUNDS_CAP = 30  # and at most this many, steady or not
 
 
 def settled(costs: list[float], window: int = 3, tolerance: float = 0.07) -> bool:
@@ -427,10 +427,11 @@ async def sequential_remembers(
     against the three before; at most ``max_rounds``); the last round is the figure.
 
     The lifecycle warm-up runs one remember in five calls, and Neo4j's JIT keeps compiling the
-    write's path long after it. Session 21, a freshly started Neo4j, rounds of 200: 47–52/s for
-    the first 1,000, 58–66 for the next 1,600, 66–77 for the next 2,400, 70–84 after 5,000 more;
-    session 19 saw the same (47/s, then 74–86). One round, or a few that look flat within the
-    noise, measured the JIT."""
+    write's path long after it. Session 21, rounds of 200: on a freshly started Neo4j 47–52/s for
+    the first 1,000, 58–66 for the next 1,600, 66–77 for the next 2,400; after the 100k phases
+    76.6/s, then nine rounds at 43–53 that looked settled, and 76–91/s after 2,000 more. Session 19
+    saw the same (47/s, then 74–86). One round, or ten that look flat within the noise, measured
+    the JIT."""
     errors: defaultdict[str, int] = defaultdict(int)
     rounds: list[dict[str, Any]] = []
     rng = random.Random(f"seq:{scope}")
