@@ -370,8 +370,7 @@ async def drive(
 
 WARMUP_ROUND = 50  # lifecycles per warm-up round
 WARMUP_CAP = 5  # warm-up stops at this many times the minimum, steady or not
-SEQUENTIAL_MIN_ROUNDS = 20  # rounds of sequential remembers before the rate may count as settled
-SEQUENTIAL_ROUNDS_CAP = 30  # and at most this many, steady or not
+SEQUENTIAL_ROUNDS = 20  # rounds of sequential remembers; the rate is that of the second half
 
 
 def settled(costs: list[float], window: int = 3, tolerance: float = 0.07) -> bool:
@@ -419,21 +418,20 @@ async def sequential_remembers(
     scope: str,
     count: int,
     client_kind: str = "raw",
-    min_rounds: int = SEQUENTIAL_MIN_ROUNDS,
-    max_rounds: int = SEQUENTIAL_ROUNDS_CAP,
+    rounds: int = SEQUENTIAL_ROUNDS,
 ) -> dict[str, Any]:
-    """Single memories, one after another, in one session: the sequential write rate. Rounds of
-    ``count``, at least ``min_rounds``, then until the rate stops rising (the last three rounds
-    against the three before; at most ``max_rounds``); the last round is the figure.
+    """Single memories, one after another, in one session: the sequential write rate. ``rounds``
+    rounds of ``count``; the first half warms up, the figure is the rate over the second half.
 
-    The lifecycle warm-up runs one remember in five calls, and Neo4j's JIT keeps compiling the
-    write's path long after it. Session 21, rounds of 200: on a freshly started Neo4j 47–52/s for
-    the first 1,000, 58–66 for the next 1,600, 66–77 for the next 2,400; after the 100k phases
-    76.6/s, then nine rounds at 43–53 that looked settled, and 76–91/s after 2,000 more. Session 19
-    saw the same (47/s, then 74–86). One round, or ten that look flat within the noise, measured
-    the JIT."""
+    One round right after the phases measured a write path Neo4j had not finished compiling, and
+    the rate does not settle from there: session 21, rounds of 200 on a warm 100k database went
+    74–86/s for ten rounds and 35–49 for the next ten in one run, 43–53 and then 76–91 in another
+    (Neo4j's part of a remember 8–11 ms in a slow stretch, 3.7–4.4 in a fast one of session 19).
+    A sustained rate over thousands of writes is the figure that means something; every round is
+    reported."""
     errors: defaultdict[str, int] = defaultdict(int)
-    rounds: list[dict[str, Any]] = []
+    seconds: list[float] = []
+    latencies: list[list[float]] = []
     rng = random.Random(f"seq:{scope}")
     async with mcp_client(url, headers, "slowave-load-seq", client_kind) as client:
         lifecycle = Recorder()  # the session's activate, feedback and commit around the rounds
@@ -441,33 +439,29 @@ async def sequential_remembers(
         act = await _call(client, lifecycle, "slowave_activate", task)
         assert act is not None, f"activate failed: {dict(lifecycle.errors)}"
         session = act["session_id"]
-        while len(rounds) < min_rounds or (
-            len(rounds) < max_rounds and not settled([r["ms_per_call"] for r in rounds])
-        ):
+        for _ in range(rounds):
             rec = Recorder()
             started = time.perf_counter()
             for _ in range(count):
                 await _call(client, rec, "slowave_remember", remember_args(scope, session, rng))
-            seconds = time.perf_counter() - started
+            seconds.append(time.perf_counter() - started)
+            latencies.append(rec.latency["slowave_remember"])
             for kind, n in rec.errors.items():
                 errors[kind] += n
-            rounds.append({
-                "seconds": round(seconds, 2), "ms_per_call": round(1000 * seconds / count, 2),
-                "latency_ms": ms(rec.latency["slowave_remember"]),
-            })  # fmt: skip
         await _call(client, lifecycle, "slowave_feedback", _feedback(act, rng))
         await _call(client, lifecycle, "slowave_commit", commit_args(session, "store notes", "success"))
     for kind, n in lifecycle.errors.items():
         errors[kind] += n
-    rates = [round(1000 / r["ms_per_call"], 1) for r in rounds]
+    measured = max(1, rounds // 2)
     return {
         "count": count,
-        "seconds": rounds[-1]["seconds"],
-        "per_second": rates[-1],
+        "rounds": rounds,
+        "measured_rounds": measured,
+        "seconds": round(sum(seconds[-measured:]), 2),
+        "per_second": round(count * measured / sum(seconds[-measured:]), 1),
         "errors": dict(errors),
-        "latency_ms": rounds[-1]["latency_ms"],
-        "rounds_per_second": rates,
-        "steady": settled([r["ms_per_call"] for r in rounds]),
+        "latency_ms": ms([t for calls in latencies[-measured:] for t in calls]),
+        "rounds_per_second": [round(count / t, 1) for t in seconds],
     }
 
 

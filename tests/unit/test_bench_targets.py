@@ -71,13 +71,11 @@ def test_a_run_without_the_reference_size_measures_no_latency_target() -> None:
 
 
 def test_sequential_remembers_show_their_rounds() -> None:
-    settled = {
+    seq = {
         "count": 200,
-        "per_second": 86.1,
-        "rounds_per_second": [44.4, 70.2, 85.0, 86.1],
-        "steady": True,
+        "per_second": 71.3,
+        "measured_rounds": 2,
+        "rounds_per_second": [44.4, 80.2, 70.0, 72.6],
     }
-    assert sequential(settled) == "86.1 (4 rounds of 200: 44.4 → 86.1)"
-    capped = {**settled, "steady": False}
-    assert sequential(capped).endswith(", not settled)")
+    assert sequential(seq) == "71.3 (the last 2 of 4 rounds of 200; rounds 44.4–80.2/s)"
     assert sequential({"count": 200, "per_second": 74.0}) == "74.0"  # a report from before the rounds
