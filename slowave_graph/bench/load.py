@@ -429,38 +429,33 @@ async def sequential_remembers(
     (Neo4j's part of a remember 8–11 ms in a slow stretch, 3.7–4.4 in a fast one of session 19).
     A sustained rate over thousands of writes is the figure that means something; every round is
     reported."""
-    errors: defaultdict[str, int] = defaultdict(int)
+    rec = Recorder()
     seconds: list[float] = []
-    latencies: list[list[float]] = []
+    measured = max(1, rounds // 2)
+    first = 0  # where the measured half's latencies start
     rng = random.Random(f"seq:{scope}")
     async with mcp_client(url, headers, "slowave-load-seq", client_kind) as client:
-        lifecycle = Recorder()  # the session's activate, feedback and commit around the rounds
         task = {"scope": scope, "task": "store notes", "initial_goal": "store notes"}
-        act = await _call(client, lifecycle, "slowave_activate", task)
-        assert act is not None, f"activate failed: {dict(lifecycle.errors)}"
+        act = await _call(client, rec, "slowave_activate", task)
+        assert act is not None, f"activate failed: {dict(rec.errors)}"
         session = act["session_id"]
-        for _ in range(rounds):
-            rec = Recorder()
+        for round_ in range(rounds):
+            if round_ == rounds - measured:
+                first = len(rec.latency["slowave_remember"])
             started = time.perf_counter()
             for _ in range(count):
                 await _call(client, rec, "slowave_remember", remember_args(scope, session, rng))
             seconds.append(time.perf_counter() - started)
-            latencies.append(rec.latency["slowave_remember"])
-            for kind, n in rec.errors.items():
-                errors[kind] += n
-        await _call(client, lifecycle, "slowave_feedback", _feedback(act, rng))
-        await _call(client, lifecycle, "slowave_commit", commit_args(session, "store notes", "success"))
-    for kind, n in lifecycle.errors.items():
-        errors[kind] += n
-    measured = max(1, rounds // 2)
+        await _call(client, rec, "slowave_feedback", _feedback(act, rng))
+        await _call(client, rec, "slowave_commit", commit_args(session, "store notes", "success"))
     return {
         "count": count,
         "rounds": rounds,
         "measured_rounds": measured,
         "seconds": round(sum(seconds[-measured:]), 2),
         "per_second": round(count * measured / sum(seconds[-measured:]), 1),
-        "errors": dict(errors),
-        "latency_ms": ms([t for calls in latencies[-measured:] for t in calls]),
+        "errors": dict(rec.errors),
+        "latency_ms": ms(rec.latency["slowave_remember"][first:]),
         "rounds_per_second": [round(count / t, 1) for t in seconds],
     }
 
