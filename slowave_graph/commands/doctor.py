@@ -288,8 +288,9 @@ def check_embedding(settings: Settings, stored: dict[str, Any] | None) -> Check:
             "embedding model",
             "fail",
             f"{name} does not load offline: {str(exc)[:200]}",
-            "SLOWAVE_EMBEDDING_MODEL=all-MiniLM-L6-v2-q8, all-MiniLM-L6-v2-int8 or all-MiniLM-L6-v2 "
-            "(all bundled) or a local sentence-transformers directory",
+            "SLOWAVE_EMBEDDING_MODEL=all-MiniLM-L6-v2-fused-q8, all-MiniLM-L6-v2-q8, "
+            "all-MiniLM-L6-v2-int8 or all-MiniLM-L6-v2 (all bundled) or a local sentence-transformers "
+            "directory",
         )
     loaded = f"{model.model_name} ({model.dimension}-d) loads offline in {time.monotonic() - started:.1f}s"
     if stored is None:

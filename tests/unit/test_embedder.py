@@ -16,10 +16,13 @@ from typing import cast
 import numpy as np
 import pytest
 
+from slowave_graph.bert_graph import build_bert_graph
 from slowave_graph.embedder import (
     DEFAULT_MODEL,
     FLOAT_MODEL,
+    FUSED_Q8_MODEL,
     INT8_MODEL,
+    MINILM_FUSED_Q8,
     MINILM_INT8,
     MINILM_Q8,
     ONNX_MODELS,
@@ -35,6 +38,7 @@ from slowave_graph.embedder import (
     fetch_model,
     load_embedder,
     quantized_graph,
+    resolve_model_path,
 )
 
 TEXTS = [
@@ -88,13 +92,84 @@ def test_q8_is_derived_once_multiplies_in_int8_and_stays_close(
     assert (np.argmax(vectors @ reference.T, axis=1) == np.arange(len(TEXTS))).all()
 
 
+@pytest.fixture(scope="module")
+def float_vectors() -> np.ndarray:
+    return np.array(SentenceTransformerEmbedder(FLOAT_MODEL).embed(TEXTS))
+
+
+def test_the_built_bert_graph_is_the_float_model(tmp_path: Path, float_vectors: np.ndarray) -> None:
+    """The graph written from the checkpoint's weights computes what sentence-transformers does,
+    padded batches included (the mask reaches every attention), with fused operators only."""
+    import onnx
+
+    checkpoint = Path(resolve_model_path(FLOAT_MODEL)[1])
+    graph = tmp_path / "float.onnx"
+    build_bert_graph(checkpoint, graph)
+    ops = [node.op_type for node in onnx.load(str(graph)).graph.node]
+    assert ops.count("Attention") == 6 and ops.count("SkipLayerNormalization") == 12
+    assert set(ops) == {
+        "Cast",
+        "EmbedLayerNormalization",
+        "Attention",
+        "MatMul",
+        "SkipLayerNormalization",
+        "BiasGelu",
+    }
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    # run batched, padded on the right
+    tokenizer = Tokenizer.from_file(str(checkpoint / "tokenizer.json"))
+    tokenizer.enable_truncation(256)
+    tokenizer.enable_padding()
+    encoded = tokenizer.encode_batch(TEXTS)
+    ids = np.array([e.ids for e in encoded], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+    session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+    hidden = session.run(
+        None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    )[0]
+    weights = mask[..., None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / weights.sum(axis=1)
+    vectors = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    assert ((vectors * float_vectors).sum(axis=1) > 0.99999).all()
+
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "config.json").write_text('{"model_type": "bert", "hidden_act": "relu"}')
+    with pytest.raises(ValueError, match="not a BERT encoder"):
+        build_bert_graph(tmp_path / "other", tmp_path / "other.onnx")
+
+
+def test_fused_q8_is_derived_once_from_the_float_weights(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, float_vectors: np.ndarray
+) -> None:
+    import onnx
+
+    weights = Path(resolve_model_path(FLOAT_MODEL)[1]) / "model.safetensors"
+    caplog.set_level("INFO", logger="slowave_graph.embedder")
+    graph = quantized_graph(MINILM_FUSED_Q8, weights, tmp_path)
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []  # the pinned digest
+    assert hashlib.sha256(graph.read_bytes()).hexdigest() == MINILM_FUSED_Q8.sha256
+    ops = {node.op_type for node in onnx.load(str(graph)).graph.node}
+    assert {"QAttention", "MatMulInteger", "SkipLayerNormalization", "BiasGelu"} <= ops  # fused, int8
+    assert list(tmp_path.iterdir()) == [graph]  # no scratch left behind
+
+    fused = load_embedder(FUSED_Q8_MODEL)
+    assert (fused.model_name, fused.dimension) == (FUSED_Q8_MODEL, 384)
+    vectors = np.array(fused.embed(TEXTS))
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert ((vectors * float_vectors).sum(axis=1) > 0.98).all()
+    assert (np.argmax(vectors @ float_vectors.T, axis=1) == np.arange(len(TEXTS))).all()
+    assert np.array_equal(vectors, np.array([fused.embed([t])[0] for t in TEXTS]))  # one text per run
+
+
 def test_batches_and_identity(int8: OnnxInt8Embedder) -> None:
     one_by_one = [int8.embed([t])[0] for t in TEXTS]
     assert np.allclose(np.array(int8.embed(TEXTS)), np.array(one_by_one), atol=1e-5)  # padding-neutral
     assert int8.embed([]) == []
     assert (int8.model_name, int8.dimension) == (INT8_MODEL, 384)
     assert isinstance(load_embedder(INT8_MODEL), OnnxInt8Embedder)
-    assert DEFAULT_MODEL == Q8_MODEL  # for new databases
+    assert DEFAULT_MODEL == FUSED_Q8_MODEL  # for new databases
 
 
 def test_query_and_document_forms(int8: OnnxInt8Embedder) -> None:
