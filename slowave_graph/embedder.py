@@ -48,8 +48,8 @@ INT8_MODEL = "all-MiniLM-L6-v2-int8"
 # half the CPU per text (docs/performance.md), vectors at cosine ~0.993 to the int8 graph's.
 Q8_MODEL = "all-MiniLM-L6-v2-q8"
 # int8 arithmetic as well, but quantised from the float weights and run as ONNX Runtime's fused
-# transformer operators (``bert_graph``): ~10 % less CPU per text on one thread than ``-q8`` and
-# ~28 % less wall time on two, whose graph ONNX Runtime cannot fuse (docs/performance.md).
+# transformer operators (``bert_graph``; ONNX Runtime cannot fuse ``-q8``'s graph): ~12 % less CPU
+# per text than ``-q8`` on one thread, 19-27 % less wall time on two (docs/performance.md).
 # Vectors at cosine ~0.993 to the float model's, as close as ``-q8``'s.
 FUSED_Q8_MODEL = "all-MiniLM-L6-v2-fused-q8"
 # for new databases; a database keeps the model its memories were embedded with (``App``)
@@ -273,6 +273,7 @@ def quantized_graph(model: OnnxModel, source: Path, cache: Path | None = None) -
     if target.is_file():
         return target
     import onnxruntime as ort
+    from onnx import TensorProto
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -295,7 +296,7 @@ def quantized_graph(model: OnnxModel, source: Path, cache: Path | None = None) -
                 weight_type=QuantType.QInt8,
                 per_channel=True,
                 # the contrib operators' outputs have no inferred type; they are all float
-                extra_options={"DefaultTensorType": 1},  # onnx.TensorProto.FLOAT
+                extra_options={"DefaultTensorType": TensorProto.FLOAT},
             )
         finally:
             root.setLevel(level)

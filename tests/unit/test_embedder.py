@@ -152,6 +152,8 @@ def test_fused_q8_is_derived_once_from_the_float_weights(
     assert hashlib.sha256(graph.read_bytes()).hexdigest() == MINILM_FUSED_Q8.sha256
     ops = {node.op_type for node in onnx.load(str(graph)).graph.node}
     assert {"QAttention", "MatMulInteger", "SkipLayerNormalization", "BiasGelu"} <= ops  # fused, int8
+    before = graph.stat().st_mtime_ns
+    assert quantized_graph(MINILM_FUSED_Q8, weights, tmp_path) == graph and graph.stat().st_mtime_ns == before
     assert list(tmp_path.iterdir()) == [graph]  # no scratch left behind
 
     fused = load_embedder(FUSED_Q8_MODEL)
