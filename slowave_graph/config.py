@@ -134,7 +134,7 @@ class Settings(BaseModel):
         None,
         description="Embedding model: all-MiniLM-L6-v2-fused-q8 (bundled, offline, ONNX Runtime, "
         "int8 arithmetic in fused transformer operators), all-MiniLM-L6-v2-q8 (int8 arithmetic, "
-        "unfused: ~10-25 % more CPU per text), all-MiniLM-L6-v2-int8 (float arithmetic: about twice "
+        "unfused: ~15-35 % more time per text), all-MiniLM-L6-v2-int8 (float arithmetic: about twice "
         "the CPU per text), all-MiniLM-L6-v2 (the float model, sentence-transformers), or a local "
         "sentence-transformers model directory. Unset: the model the database's memories were "
         "embedded with, and all-MiniLM-L6-v2-fused-q8 for a new database. Changing a database's "
