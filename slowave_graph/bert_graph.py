@@ -59,22 +59,34 @@ def build_bert_graph(directory: Path, target: Path) -> None:
     def weight(key: str) -> Any:
         return weights[prefix + key]
 
-    def linear(key: str) -> Any:  # PyTorch stores (out, in); MatMul multiplies by (in, out)
-        return weight(key + ".weight").T
+    def stored(key: str) -> str:  # a checkpoint tensor as it is, under its own name
+        return constant(key, weight(key))
+
+    def dense(x: str, key: str, out: str) -> None:  # PyTorch stores (out, in); MatMul takes (in, out)
+        nodes.append(
+            helper.make_node("MatMul", [x, constant(key + ".weight", weight(key + ".weight").T)], [out])
+        )
+
+    def add_and_norm(x: str, residual: str, key: str, out: str) -> None:
+        """The dense layer's bias, the residual and LayerNorm in one operator."""
+        norm, bias = stored(key + ".LayerNorm.weight"), stored(key + ".LayerNorm.bias")
+        inputs = [x, residual, norm, bias, stored(key + ".dense.bias")]
+        nodes.append(
+            helper.make_node("SkipLayerNormalization", inputs, [out], domain=MICROSOFT, epsilon=epsilon)
+        )
 
     # the contrib operators take int32 ids and mask
     nodes += [helper.make_node("Cast", [name], [name + "_int32"], to=TensorProto.INT32) for name in INPUTS]
+    embeddings = ("word_embeddings", "position_embeddings", "token_type_embeddings", "LayerNorm")
+    tables = [stored(f"embeddings.{table}.weight") for table in embeddings]
     nodes.append(
         helper.make_node(
             "EmbedLayerNormalization",
             [
                 "input_ids_int32",
                 "token_type_ids_int32",
-                constant("word_embeddings", weight("embeddings.word_embeddings.weight")),
-                constant("position_embeddings", weight("embeddings.position_embeddings.weight")),
-                constant("token_type_embeddings", weight("embeddings.token_type_embeddings.weight")),
-                constant("embeddings_norm_scale", weight("embeddings.LayerNorm.weight")),
-                constant("embeddings_norm_bias", weight("embeddings.LayerNorm.bias")),
+                *tables,
+                stored("embeddings.LayerNorm.bias"),
                 "attention_mask_int32",
             ],
             ["embedded", "mask_index"],  # mask_index: each row's length, for Attention
@@ -85,76 +97,39 @@ def build_bert_graph(directory: Path, target: Path) -> None:
     hidden = "embedded"
     layers = int(config["num_hidden_layers"])
     for n in range(layers):
-        layer = f"encoder.layer.{n}."
-        attention = layer + "attention."
-        projections = ("query", "key", "value")
-        qkv = np.concatenate([linear(f"{attention}self.{p}") for p in projections], axis=1)
-        qkv_bias = np.concatenate([weight(f"{attention}self.{p}.bias") for p in projections])
-        normed, out = f"layer{n}_attention_normed", OUTPUT if n == layers - 1 else f"layer{n}_output"
-        nodes += [
+        layer, attention = f"encoder.layer.{n}.", f"encoder.layer.{n}.attention."
+        projections = [f"{attention}self.{p}" for p in ("query", "key", "value")]
+        qkv = np.concatenate([weight(p + ".weight").T for p in projections], axis=1)
+        qkv_bias = np.concatenate([weight(p + ".bias") for p in projections])
+        qkv_inputs = [
+            hidden,
+            constant(f"{attention}qkv.weight", qkv),
+            constant(f"{attention}qkv.bias", qkv_bias),
+        ]
+        heads = int(config["num_attention_heads"])
+        nodes.append(
             helper.make_node(
                 "Attention",
-                [
-                    hidden,
-                    constant(f"layer{n}_qkv_weight", qkv),
-                    constant(f"layer{n}_qkv_bias", qkv_bias),
-                    "mask_index",
-                ],
+                [*qkv_inputs, "mask_index"],
                 [f"layer{n}_context"],
                 domain=MICROSOFT,
-                num_heads=int(config["num_attention_heads"]),
-            ),
+                num_heads=heads,
+            )
+        )
+        normed, out = f"layer{n}_attention_normed", OUTPUT if n == layers - 1 else f"layer{n}_output"
+        dense(f"layer{n}_context", attention + "output.dense", f"layer{n}_attention")
+        add_and_norm(f"layer{n}_attention", hidden, attention + "output", normed)
+        dense(normed, layer + "intermediate.dense", f"layer{n}_up")
+        nodes.append(  # bias + exact GELU
             helper.make_node(
-                "MatMul",
-                [
-                    f"layer{n}_context",
-                    constant(f"layer{n}_attention_out_weight", linear(attention + "output.dense")),
-                ],
-                [f"layer{n}_attention"],
-            ),
-            helper.make_node(  # residual + bias + LayerNorm in one
-                "SkipLayerNormalization",
-                [
-                    f"layer{n}_attention",
-                    hidden,
-                    constant(f"layer{n}_attention_norm_scale", weight(attention + "output.LayerNorm.weight")),
-                    constant(f"layer{n}_attention_norm_bias", weight(attention + "output.LayerNorm.bias")),
-                    constant(f"layer{n}_attention_out_bias", weight(attention + "output.dense.bias")),
-                ],
-                [normed],
-                domain=MICROSOFT,
-                epsilon=epsilon,
-            ),
-            helper.make_node(
-                "MatMul",
-                [normed, constant(f"layer{n}_up_weight", linear(layer + "intermediate.dense"))],
-                [f"layer{n}_up"],
-            ),
-            helper.make_node(  # bias + exact GELU
                 "BiasGelu",
-                [f"layer{n}_up", constant(f"layer{n}_up_bias", weight(layer + "intermediate.dense.bias"))],
+                [f"layer{n}_up", stored(layer + "intermediate.dense.bias")],
                 [f"layer{n}_activated"],
                 domain=MICROSOFT,
-            ),
-            helper.make_node(
-                "MatMul",
-                [f"layer{n}_activated", constant(f"layer{n}_down_weight", linear(layer + "output.dense"))],
-                [f"layer{n}_down"],
-            ),
-            helper.make_node(
-                "SkipLayerNormalization",
-                [
-                    f"layer{n}_down",
-                    normed,
-                    constant(f"layer{n}_output_norm_scale", weight(layer + "output.LayerNorm.weight")),
-                    constant(f"layer{n}_output_norm_bias", weight(layer + "output.LayerNorm.bias")),
-                    constant(f"layer{n}_down_bias", weight(layer + "output.dense.bias")),
-                ],
-                [out],
-                domain=MICROSOFT,
-                epsilon=epsilon,
-            ),
-        ]
+            )
+        )
+        dense(f"layer{n}_activated", layer + "output.dense", f"layer{n}_down")
+        add_and_norm(f"layer{n}_down", normed, layer + "output", out)
         hidden = out
     output_shape: list[str | int] = ["batch", "sequence", int(config["hidden_size"])]
     graph = helper.make_graph(

