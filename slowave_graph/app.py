@@ -86,7 +86,9 @@ async def open_database(settings: Settings) -> AsyncIterator[Database]:
         assert settings.neo4j_uri is not None
         uri, user = settings.neo4j_uri, settings.neo4j_user
         password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
-    db = Database.connect(uri, user, password, settings.neo4j_database)
+    db = Database.connect(
+        uri, user, password, settings.neo4j_database, statement_threads=settings.neo4j_concurrency
+    )
     try:
         await _wait_connectivity(db)
         yield db

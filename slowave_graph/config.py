@@ -48,6 +48,14 @@ class Settings(BaseModel):
     neo4j_database: str = Field(
         "neo4j", description="Database name.", json_schema_extra=_env("NEO4J_DATABASE")
     )
+    neo4j_concurrency: int = Field(
+        default_factory=lambda: max(4, 2 * (os.cpu_count() or 1)),
+        ge=1,
+        description="Neo4j statements one server process runs at once (default: twice this machine's "
+        "CPUs, at least 4). More wait in the server and run in the order their tool calls started, "
+        "oldest first, so a call near its end does not queue behind calls that have just begun.",
+        json_schema_extra=_env("SLOWAVE_NEO4J_CONCURRENCY"),
+    )
     data_dir: Path = Field(
         default_factory=lambda: _xdg("XDG_DATA_HOME", ".local/share") / "slowave-graph",
         description="Where the managed Neo4j keeps its store, logs and password.",

@@ -91,6 +91,13 @@ def measure(part: str, statement: str | None = None) -> Iterator[None]:
                 timer.statements[statement] = timer.statements.get(statement, 0.0) + elapsed
 
 
+def call_started() -> float:
+    """When the current tool call started (``time.perf_counter``), else now: the order in which
+    ``graph.executor.OldestCallFirst`` serves work."""
+    timer = _current.get()
+    return timer.started if timer is not None else time.perf_counter()
+
+
 _in_flight = 0
 
 

@@ -12,7 +12,6 @@ import asyncio
 import logging
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -37,6 +36,7 @@ from tenacity import (
 )
 
 from slowave_graph.graph.cypher import CypherCatalog, catalog
+from slowave_graph.graph.executor import OldestCallFirst
 from slowave_graph.telemetry import measure
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,8 @@ class Database:
     most of what activate and recall send — run on a sync driver in a thread pool when one is
     given: measured on 2 cores, a concurrent read stage took ~30 % less time with one client and
     half the time with eight than on the async driver, whose per-message event-loop work competes
-    with everything else the server does (docs/performance.md).
+    with everything else the server does (docs/performance.md). The pool has ``statement_threads``
+    threads and serves the oldest tool call's statements first (``graph.executor``).
     """
 
     def __init__(
@@ -131,7 +132,7 @@ class Database:
         queries: CypherCatalog | None = None,
         retry_seconds: float = 20.0,
         sync_driver: Driver | None = None,
-        read_threads: int = 32,
+        statement_threads: int = 4,
     ) -> None:
         self.driver = driver
         self.sync_driver = sync_driver
@@ -146,14 +147,22 @@ class Database:
             bookmarks_supplier=lambda: shared.from_async, bookmarks_consumer=shared.set_sync
         )
         self._readers = (
-            ThreadPoolExecutor(read_threads, thread_name_prefix="neo4j-read") if sync_driver else None
+            OldestCallFirst(statement_threads, thread_name_prefix="neo4j-statement")
+            if sync_driver is not None
+            else None
         )
         self.server: ServerInfo | None = None
         self.close_wait_seconds = 10.0
 
     @classmethod
     def connect(
-        cls, uri: str, user: str, password: str, database: str = "neo4j", **driver_config: Any
+        cls,
+        uri: str,
+        user: str,
+        password: str,
+        database: str = "neo4j",
+        statement_threads: int = 4,
+        **driver_config: Any,
     ) -> Database:
         config: dict[str, Any] = {
             "max_connection_pool_size": 50,
@@ -167,7 +176,7 @@ class Database:
         config.update(driver_config)
         driver = AsyncGraphDatabase.driver(uri, auth=(user, password), **config)
         sync_driver = GraphDatabase.driver(uri, auth=(user, password), **config)
-        return cls(driver, database, sync_driver=sync_driver)
+        return cls(driver, database, sync_driver=sync_driver, statement_threads=statement_threads)
 
     async def close(self) -> None:
         if self._readers is not None:
