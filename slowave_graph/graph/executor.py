@@ -27,8 +27,8 @@ _Item = tuple[float, int, "Future[Any] | None", Callable[[], Any]]
 
 class OldestCallFirst(Executor):
     """``threads`` workers; a task's priority is the start of the tool call it was submitted in
-    (``telemetry.call_started``), and work outside a call (start-up, background tasks) runs when
-    no call waits — after every call that started before it was submitted."""
+    (``telemetry.call_started``). Work outside a call (start-up, background tasks) counts from its
+    submission: after the calls that started before it, ahead of those that start later."""
 
     def __init__(self, threads: int, thread_name_prefix: str = "oldest-first") -> None:
         self._queue: list[_Item] = []
