@@ -98,6 +98,14 @@ def call_started() -> float:
     return timer.started if timer is not None else time.perf_counter()
 
 
+def detached_call(started: float) -> contextvars.Context:
+    """A context for work done on behalf of calls but outside any of them (a group commit):
+    ordered as a call that started at ``started``, its timings recorded nowhere."""
+    context = contextvars.Context()
+    context.run(_current.set, CallTimer(started=started))
+    return context
+
+
 _in_flight = 0
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -37,6 +37,7 @@ from tenacity import (
 
 from slowave_graph.graph.cypher import CypherCatalog, catalog
 from slowave_graph.graph.executor import OldestCallFirst
+from slowave_graph.graph.group_commit import GroupCommit
 from slowave_graph.telemetry import measure
 
 log = logging.getLogger(__name__)
@@ -153,6 +154,7 @@ class Database:
         )
         self.server: ServerInfo | None = None
         self.close_wait_seconds = 10.0
+        self.groups: dict[str, GroupCommit[dict[str, Any], list[dict[str, Any]]]] = {}
 
     @classmethod
     def connect(
@@ -299,6 +301,26 @@ class Database:
         while the commit was in flight is retried like any other: the replay must find the first
         attempt's work and write nothing (activate_session is keyed on its retrieval id)."""
         return await self._autocommit(neo4j.WRITE_ACCESS, name, params)
+
+    async def run_grouped_write(self, name: str, key: Hashable, **params: Any) -> list[dict[str, Any]]:
+        """``run_idempotent_write``, sharing its commit with concurrent calls of the same statement
+        (``graph.group_commit``; ``key``: calls with the same key never share one). Only for
+        statements whose writes serialise in Neo4j anyway and whose commit is the costly part."""
+        group = self.groups.get(name)
+        if group is None:
+            group = self.groups[name] = GroupCommit(
+                alone=lambda one: self._autocommit(neo4j.WRITE_ACCESS, name, one),
+                together=lambda many: self._run(neo4j.WRITE_ACCESS, self._statements(name, many), name),
+                is_final=lambda exc: isinstance(exc, DatabaseUnavailable),
+                label=name,
+            )
+        return await group.run(key, params)
+
+    def _statements(self, name: str, many: list[dict[str, Any]]) -> Work[list[list[dict[str, Any]]]]:
+        async def work(tx: AsyncManagedTransaction) -> list[list[dict[str, Any]]]:
+            return [await rows(tx, self.q(name), **params) for params in many]
+
+        return work
 
     async def run_read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         """One named statement as a read (auto-commit: one round trip)."""

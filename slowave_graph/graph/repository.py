@@ -141,9 +141,11 @@ class GraphRepository:
         now: datetime,
     ) -> list[dict[str, Any]]:
         """Store claims of one call in one statement (remember_call: guard and write, idempotent
-        on ``call_id``); a row per item, in item order."""
-        found = await self.db.run_idempotent_write(
+        on ``call_id``); a row per item, in item order. Concurrent calls of other sessions share
+        the commit (``Database.run_grouped_write``)."""
+        found = await self.db.run_grouped_write(
             "remember_call",
+            session_id,
             call_id=call_id,
             session_id=session_id,
             scope=scope,

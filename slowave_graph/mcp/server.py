@@ -54,11 +54,13 @@ def build_server(app: App) -> MCPServer[Any]:
     @server.custom_route("/metrics", methods=["GET", "DELETE"])
     async def metrics(request: Request) -> JSONResponse:
         """Per-tool latency percentiles since start, split into embed / neo4j / python and by
-        Neo4j statement, and the garbage collector's pauses (when serve installed the monitor).
+        Neo4j statement, the garbage collector's pauses (when serve installed the monitor), and
+        how writes shared commits since start (``group_commits``, graph/group_commit.py).
         DELETE starts a new window (the load benchmark does, between phases)."""
         snapshot = {
             "tools": app.metrics.snapshot(),
             "gc": GC_PAUSES.snapshot() if GC_PAUSES.installed else None,
+            "group_commits": {name: group.stats() for name, group in app.db.groups.items()},
         }
         if request.method == "DELETE":
             app.metrics.reset()

@@ -96,6 +96,9 @@ async def test_http_server(http_url: str, scope: str, mode: Any) -> None:
     assert health["status"] == "ok" and health["embedding_model"] == DEFAULT_MODEL
     async with Client(http_url, client_info=CLIENT_INFO, mode=mode) as client:
         await lifecycle(client, scope)
+    metrics = httpx2.get(http_url.replace("/mcp", "/metrics")).json()
+    assert metrics["tools"]["slowave_remember"]["calls"] >= 1
+    assert metrics["group_commits"]["remember_call"]["alone"] >= 1  # one client: nothing to share
 
 
 async def test_http_bearer_token(neo4j: Neo4jTarget, scope: str) -> None:
