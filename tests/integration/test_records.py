@@ -17,6 +17,9 @@ STATEMENTS = [
     # graph values, at the top and nested: still converted the way data() converts them
     "CREATE (a:RecordProbe {name: 'a'})-[r:PROBES {w: 1}]->(b:RecordProbe {name: 'b'}) "
     "RETURN a, r, [a, b] AS both, {start: a} AS wrapped",
+    # a graph value deep among plain ones: found however far down it sits
+    "MATCH (a:RecordProbe {name: 'a'})-[r:PROBES]->(b:RecordProbe) "
+    "RETURN [1, 'x', null, a] AS mixed, {k: [0.5, {n: b}], s: 'x'} AS deep, [[1, 2], [r]] AS lists",
     "MATCH p = (:RecordProbe {name: 'a'})-[:PROBES]->(:RecordProbe) RETURN p LIMIT 1",
 ]
 
