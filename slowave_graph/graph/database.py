@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -27,7 +27,7 @@ from neo4j import (
     Record,
 )
 from neo4j.exceptions import ConnectionAcquisitionTimeoutError, DriverError, IncompleteCommit, Neo4jError
-from neo4j.graph import Node, Path, Relationship
+from neo4j.graph import Graph
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
@@ -262,7 +262,8 @@ class Database:
                         database=self.database, bookmark_manager=self._bookmarks, default_access_mode=access
                     ) as session:
                         result = await session.run(self.q(name), unlogged(params))
-                        return [record_dict(record) async for record in result]
+                        records = [record async for record in result]
+                        return as_dicts(records, await result.graph())
         except Exception as exc:
             if is_unavailable(exc):
                 # a write whose connection broke may have committed before the break
@@ -277,7 +278,9 @@ class Database:
         with self.sync_driver.session(
             database=self.database, bookmark_manager=self._sync_bookmarks, default_access_mode=access
         ) as session:
-            return [record_dict(record) for record in session.run(self.q(name), unlogged(params))]
+            result = session.run(self.q(name), unlogged(params))
+            records = list(result)
+            return as_dicts(records, result.graph())
 
     async def read(self, work: Work[T]) -> T:
         return await self._run(neo4j.READ_ACCESS, work)
@@ -376,16 +379,22 @@ class SyncTransaction:
         self._tx = tx
 
     async def run(self, query: str, parameters: dict[str, Any] | None = None, **kwargs: Any) -> _Records:
-        return _Records(list(self._tx.run(query, parameters, **kwargs)))  # rows() made them unlogged
+        result = self._tx.run(query, parameters, **kwargs)  # rows() made them unlogged
+        records = list(result)
+        return _Records(records, result.graph())
 
 
 class _Records:
-    def __init__(self, records: list[Record]) -> None:
+    def __init__(self, records: list[Record], graph: Graph) -> None:
         self._records = records
+        self._graph = graph
 
     async def __aiter__(self) -> AsyncIterator[Record]:
         for record in self._records:
             yield record
+
+    async def graph(self) -> Graph:
+        return self._graph
 
 
 def _unavailable(exc: Exception, *, outcome_unknown: bool = False) -> DatabaseUnavailable:
@@ -397,40 +406,19 @@ def _unavailable(exc: Exception, *, outcome_unknown: bool = False) -> DatabaseUn
 async def rows(tx: AsyncManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
     """All records of one statement inside a transaction function, as dicts."""
     result = await tx.run(statement, unlogged(params))
-    return [record_dict(record) async for record in result]
+    records = [record async for record in result]
+    return as_dicts(records, await result.graph())
 
 
-_GRAPH_TYPES = (Node, Relationship, Path)
-# Values no graph type hides in. Checked by exact type, since isinstance against the graph types
-# goes through ABCMeta for every string and number of a row.
-_PLAIN = frozenset({str, int, float, bool, type(None)})
-
-
-def _holds_graph(value: Any) -> bool:
-    kind = type(value)
-    if kind in _PLAIN:
-        return False
-    if kind is list:
-        items: Iterable[Any] = value
-    elif kind is dict:
-        items = value.values()
-    else:
-        return isinstance(value, _GRAPH_TYPES)
-    # a container's types are collected in C; only its non-plain members are looked into
-    if _PLAIN.issuperset(map(type, items)):
-        return False
-    return any(_holds_graph(v) for v in items if type(v) not in _PLAIN)
-
-
-def record_dict(record: Record) -> dict[str, Any]:
-    """A record as a dict, the same as ``Record.data()``. data() runs every value through the
-    driver's generic exporter (ABC instance checks, new containers): 57 µs for a search row of
+def as_dicts(records: list[Record], graph: Graph) -> list[dict[str, Any]]:
+    """A result's records as dicts, the same as ``Record.data()``. data() runs every value through
+    the driver's generic exporter (ABC instance checks, new containers): 57 µs for a search row of
     11 columns, 8.5 ms for the 150 rows of one vector search, and it was the largest share of the
-    server's CPU under load. Rows of plain values (all the tool statements return) are zipped
-    instead, ~25× cheaper; rows holding nodes, relationships or paths still go through data().
-    Telling the two apart walks the row: 0.26 ms for a search's 150 hits (1.3 ms with an
-    isinstance per value, 10 % of the server's GIL time with eight clients)."""
-    values = record.values()
-    if any(_holds_graph(v) for v in values):
-        return record.data()
-    return dict(zip(record.keys(), values, strict=True))
+    server's CPU under load. So records are zipped instead, unless the result held a node or a
+    relationship (``graph``: the ones the driver built while decoding it; a path's are among them),
+    which only data() turns into dicts. Telling the two apart by walking each row took 0.26 ms for
+    a search's 150 hits (1.3 ms with an isinstance per value: 10 % of the server's GIL time with
+    eight clients)."""
+    if graph.nodes or graph.relationships:
+        return [record.data() for record in records]
+    return [dict(zip(record.keys(), record.values(), strict=True)) for record in records]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from neo4j import GraphDatabase
 
-from slowave_graph.graph.database import record_dict
+from slowave_graph.app import App
+from slowave_graph.graph.database import as_dicts
 from tests.conftest import Neo4jTarget
 
 pytestmark = pytest.mark.neo4j
@@ -24,15 +25,39 @@ STATEMENTS = [
 ]
 
 
-def test_record_dict_is_record_data(neo4j: Neo4jTarget) -> None:
+def test_as_dicts_is_record_data(neo4j: Neo4jTarget) -> None:
     driver = GraphDatabase.driver(neo4j.uri, auth=(neo4j.user, neo4j.password))
     try:
         with driver.session(database="neo4j") as session:
             for statement in STATEMENTS:
-                records = list(session.run(statement))
+                result = session.run(statement)
+                records = list(result)
                 assert records
-                for record in records:
-                    assert record_dict(record) == record.data(), statement
+                assert as_dicts(records, result.graph()) == [record.data() for record in records], statement
             session.run("MATCH (n:RecordProbe) DETACH DELETE n").consume()
     finally:
         driver.close()
+
+
+async def test_database_statements_convert_graph_values(
+    app: App, scope: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the service's own paths: a write transaction (run_write) and an auto-commit read on
+    a reader thread (run_read)."""
+    db = app.db
+    statements = {
+        "create": "CREATE (a:RecordProbe {name: $scope}) RETURN a, [1, a] AS wrapped, 'x' AS s",
+        "read": "MATCH (a:RecordProbe {name: $scope}) RETURN a, {n: [a]} AS nested, a.name AS name",
+        "plain": "MATCH (a:RecordProbe {name: $scope}) RETURN a.name AS name, [1, 'x'] AS list",
+        "delete": "MATCH (a:RecordProbe {name: $scope}) DELETE a",
+    }
+    monkeypatch.setattr(db, "queries", statements)  # Database.q looks statements up by name
+    probe = {"name": scope}
+    try:
+        assert await db.run_write("create", scope=scope) == [{"a": probe, "wrapped": [1, probe], "s": "x"}]
+        assert await db.run_read("read", scope=scope) == [
+            {"a": probe, "nested": {"n": [probe]}, "name": scope}
+        ]
+        assert await db.run_read("plain", scope=scope) == [{"name": scope, "list": [1, "x"]}]
+    finally:
+        await db.run_write("delete", scope=scope)
