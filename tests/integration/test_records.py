@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from neo4j import GraphDatabase
+from neo4j import AsyncManagedTransaction, GraphDatabase
 
 from slowave_graph.app import App
-from slowave_graph.graph.database import as_dicts
+from slowave_graph.graph.database import as_dicts, rows
 from tests.conftest import Neo4jTarget
 
 pytestmark = pytest.mark.neo4j
@@ -42,8 +44,8 @@ def test_as_dicts_is_record_data(neo4j: Neo4jTarget) -> None:
 async def test_database_statements_convert_graph_values(
     app: App, scope: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Through the service's own paths: a write transaction (run_write) and an auto-commit read on
-    a reader thread (run_read)."""
+    """Through the service's own paths: a write transaction (run_write), an auto-commit read on a
+    reader thread (run_read) and a read transaction of the async driver (read, as explore runs)."""
     db = app.db
     statements = {
         "create": "CREATE (a:RecordProbe {name: $scope}) RETURN a, [1, a] AS wrapped, 'x' AS s",
@@ -59,5 +61,10 @@ async def test_database_statements_convert_graph_values(
             {"a": probe, "nested": {"n": [probe]}, "name": scope}
         ]
         assert await db.run_read("plain", scope=scope) == [{"name": scope, "list": [1, "x"]}]
+
+        async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+            return await rows(tx, statements["read"], scope=scope)
+
+        assert await db.read(work) == [{"a": probe, "nested": {"n": [probe]}, "name": scope}]
     finally:
         await db.run_write("delete", scope=scope)
