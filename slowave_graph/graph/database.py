@@ -20,6 +20,7 @@ from neo4j import (
     AsyncDriver,
     AsyncGraphDatabase,
     AsyncManagedTransaction,
+    AsyncSession,
     Bookmarks,
     Driver,
     GraphDatabase,
@@ -261,9 +262,7 @@ class Database:
                     async with self.driver.session(
                         database=self.database, bookmark_manager=self._bookmarks, default_access_mode=access
                     ) as session:
-                        result = await session.run(self.q(name), unlogged(params))
-                        records = [record async for record in result]
-                        return as_dicts(records, await result.graph())
+                        return await rows(session, self.q(name), **params)
         except Exception as exc:
             if is_unavailable(exc):
                 # a write whose connection broke may have committed before the break
@@ -403,8 +402,10 @@ def _unavailable(exc: Exception, *, outcome_unknown: bool = False) -> DatabaseUn
     return DatabaseUnavailable(str(exc), outcome_unknown=outcome_unknown or isinstance(exc, IncompleteCommit))
 
 
-async def rows(tx: AsyncManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
-    """All records of one statement inside a transaction function, as dicts."""
+async def rows(
+    tx: AsyncManagedTransaction | AsyncSession, statement: str, /, **params: Any
+) -> list[dict[str, Any]]:
+    """All records of one statement, inside a transaction function or auto-commit in a session, as dicts."""
     result = await tx.run(statement, unlogged(params))
     records = [record async for record in result]
     return as_dicts(records, await result.graph())
