@@ -28,7 +28,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from slowave_graph.bench.synthetic import SyntheticMemory
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedder import Embedder, aembed_bulk
 
 SIGMA = 0.0115  # per dimension; for 384-d unit vectors the cosine to the base is ≈ 0.975
 
@@ -67,7 +67,7 @@ class DerivedVectors:
         """Embed the sentences not seen yet (one batch)."""
         missing = sorted({s for s in sentences if s not in self.cache})
         if missing:
-            for sentence, vector in zip(missing, await self.embedder.aembed(missing), strict=True):
+            for sentence, vector in zip(missing, await aembed_bulk(self.embedder, missing), strict=True):
                 self.cache[sentence] = np.asarray(vector, dtype=np.float64)
             self.embedded += len(missing)
 

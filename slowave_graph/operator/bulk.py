@@ -32,6 +32,7 @@ from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.contract.common import ScopeStr, parse_rfc3339
 from slowave_graph.contract.remember import RememberItem
+from slowave_graph.embedder import aembed_bulk
 from slowave_graph.graph.database import rows
 from slowave_graph.operator.progress import Progress, bar
 from slowave_graph.services import text
@@ -260,7 +261,7 @@ async def import_memories(
     try:
         async for batch in _batches(records, batch_size):
             missing = [r.content for r in batch if r.embedding is None]
-            computed = iter(await app.embedder.aembed(missing) if missing else [])
+            computed = iter(await aembed_bulk(app.embedder, missing) if missing else [])
             vectors = [r.embedding if r.embedding is not None else next(computed) for r in batch]
             if any(len(v) != app.embedder.dimension for v in vectors):
                 raise BulkRecordError(

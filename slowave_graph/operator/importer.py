@@ -18,7 +18,7 @@ from typing import Any
 from neo4j import AsyncManagedTransaction
 from neo4j.exceptions import ConstraintError
 
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedder import Embedder, aembed_bulk
 from slowave_graph.graph.database import Database, rows
 from slowave_graph.operator.codec import decode_props
 from slowave_graph.operator.export import Tally
@@ -206,7 +206,7 @@ class _Writer:
         targets = [
             (row, text) for row in batch if (text := node_text(row["label"], row["props"])) is not None
         ]
-        vectors = await self.embedder.aembed([text for _, text in targets])
+        vectors = await aembed_bulk(self.embedder, [text for _, text in targets])
         for (row, _), vector in zip(targets, vectors, strict=True):
             row["props"][VECTOR_PROPERTY[row["label"]]] = vector
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedder import Embedder, aembed_bulk
 from slowave_graph.graph.database import Database
 from slowave_graph.graph.schema import ensure_schema
 from slowave_graph.operator.progress import Progress
@@ -62,7 +62,7 @@ async def reembed(
             found = await db.run_read(page, after=last, limit=batch_size)
             if not found:
                 break
-            vectors = await embedder.aembed([text_of(r) for r in found])
+            vectors = await aembed_bulk(embedder, [text_of(r) for r in found])
             rows = [{"id": r["id"], "embedding": v} for r, v in zip(found, vectors, strict=True)]
             await db.run_write(update, rows=rows)
             counts[what] += len(found)

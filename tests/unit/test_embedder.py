@@ -34,6 +34,7 @@ from slowave_graph.embedder import (
     OnnxModel,
     SentenceTransformerEmbedder,
     _chunks,
+    aembed_bulk,
     aembed_query,
     fetch_model,
     load_embedder,
@@ -316,14 +317,44 @@ def test_the_onnx_embedder_coalesces_concurrent_questions_into_the_same_vectors(
 
 
 class _Recording:
-    """An ONNX session stand-in that records its runs and delegates to the real one."""
+    """An ONNX session stand-in that records its runs (and the threads they ran on) and delegates
+    to the real one."""
 
-    def __init__(self, session: object) -> None:
-        self.session, self.runs = session, 0
+    def __init__(self, session: object, fail_on: str | None = None) -> None:
+        self.session, self.runs, self.threads, self.fail_on = session, 0, set[int](), fail_on
+        self.lock = threading.Lock()
 
     def run(self, *args: object, **kwargs: object) -> object:
-        self.runs += 1
+        with self.lock:
+            self.runs += 1
+            self.threads.add(threading.get_ident())
+        if self.fail_on is not None and threading.current_thread().name.startswith(self.fail_on):
+            raise RuntimeError("model run failed")
         return self.session.run(*args, **kwargs)  # type: ignore[attr-defined]
+
+
+def test_bulk_embedding_runs_one_text_per_core_at_once_with_the_same_vectors() -> None:
+    """Imports embed on the one-thread session from a thread per core (not on the spinning pool):
+    the same vectors as ``embed`` in the texts' order, every text in a run of its own for an
+    int8-activation model, a failed run raised to the caller."""
+    embedder = OnnxEmbedder(MINILM_FUSED_Q8, threads=2)
+    texts = [f"{TEXTS[i % 3]} ({'x' * (i * 7 % 40)}) number {i}" for i in range(24)]
+    expected = embedder.embed(texts)
+    eager, plain = _Recording(embedder._eager), _Recording(embedder._session)
+    embedder._eager, embedder._session = eager, plain  # type: ignore[assignment]
+    assert embedder.embed_bulk(texts) == expected
+    assert (eager.runs, plain.runs, len(plain.threads)) == (0, len(texts), 2)
+    assert asyncio.run(aembed_bulk(embedder, texts[:3])) == expected[:3]
+    assert embedder.embed_bulk([]) == []
+    embedder._session = _Recording(plain.session, fail_on="embed-bulk")  # type: ignore[assignment]
+    with pytest.raises(RuntimeError, match="model run failed"):
+        embedder.embed_bulk(texts)
+
+    class DocumentsOnly:  # an embedder without a bulk path: aembed
+        async def aembed(self, texts: Sequence[str]) -> list[list[float]]:
+            return [[float(len(t))] for t in texts]
+
+    assert asyncio.run(aembed_bulk(cast(Embedder, DocumentsOnly()), ["abc"])) == [[3.0]]
 
 
 def test_a_lone_tool_call_embeds_on_the_spinning_session_and_a_busy_process_does_not() -> None:
