@@ -341,12 +341,12 @@ def test_bulk_embedding_runs_one_text_per_core_at_once_with_the_same_vectors() -
     texts = [f"{TEXTS[i % 3]} ({'x' * (i * 7 % 40)}) number {i}" for i in range(24)]
     expected = embedder.embed(texts)
     eager, plain = _Recording(embedder._eager), _Recording(embedder._session)
-    embedder._eager, embedder._session = eager, plain  # type: ignore[assignment]
+    embedder._eager, embedder._session = eager, plain
     assert embedder.embed_bulk(texts) == expected
     assert (eager.runs, plain.runs, len(plain.threads)) == (0, len(texts), 2)
     assert asyncio.run(aembed_bulk(embedder, texts[:3])) == expected[:3]
     assert embedder.embed_bulk([]) == []
-    embedder._session = _Recording(plain.session, fail_on="embed-bulk")  # type: ignore[assignment]
+    embedder._session = _Recording(plain.session, fail_on="embed-bulk")
     with pytest.raises(RuntimeError, match="model run failed"):
         embedder.embed_bulk(texts)
 
@@ -367,7 +367,7 @@ def test_a_lone_tool_call_embeds_on_the_spinning_session_and_a_busy_process_does
     assert embedder._session.get_session_options().intra_op_num_threads == 1
     assert embedder._eager.get_session_options().intra_op_num_threads == 2
     eager, plain = _Recording(embedder._eager), _Recording(embedder._session)
-    embedder._eager, embedder._session = eager, plain  # type: ignore[assignment]
+    embedder._eager, embedder._session = eager, plain
     question = ["Which job processes refunds?"]
 
     async def one_call() -> list[list[float]]:
