@@ -78,7 +78,7 @@ class Embedder(Protocol):
 async def aembed_bulk(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
     """Embeddings of many stored texts with no tool call waiting on them (imports, re-embedding):
     the model's bulk path where it has one (``OnnxEmbedder.embed_bulk``), else ``aembed``. The
-    vectors are the same either way."""
+    vectors are the same either way (bit for bit for the models that run one text per run)."""
     bulk = getattr(embedder, "aembed_bulk", None)
     if bulk is None:
         return await embedder.aembed(texts)
@@ -466,7 +466,8 @@ class OnnxEmbedder:
         than spread over the spinning pool, whose threads split every operator of a short text
         and spin between them. 2 cores, 1,500 benchmark sentences (77 characters), three
         interleaved rounds: 473-540 texts/s at 3.7-4.1 ms of CPU each against 415-433/s at
-        4.3-4.5 ms on the spinning pool, the same vectors; beside Neo4j's writes in an import the
+        4.3-4.5 ms on the spinning pool, the same vectors (a batching model's runs are cut per
+        thread, so its vectors may differ in the last float digits); beside Neo4j's writes the
         pool's spinning also takes their cores (docs/performance.md, "Bulk embedding").
         Holds the model for the whole run, so it is for work no tool call waits on."""
         if not texts:
