@@ -75,25 +75,24 @@ class Embedder(Protocol):
         ...
 
 
+async def _aembed_with(embedder: Embedder, method: str, texts: Sequence[str]) -> list[list[float]]:
+    """``embedder.<method>`` where the model has it (not part of ``Embedder``), else ``aembed``."""
+    run = getattr(embedder, method, None) or embedder.aembed
+    vectors: list[list[float]] = await run(texts)
+    return vectors
+
+
 async def aembed_bulk(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
     """Embeddings of many stored texts with no tool call waiting on them (imports, re-embedding):
     the model's bulk path where it has one (``OnnxEmbedder.embed_bulk``), else ``aembed``. The
     vectors are the same either way (bit for bit for the models that run one text per run)."""
-    bulk = getattr(embedder, "aembed_bulk", None)
-    if bulk is None:
-        return await embedder.aembed(texts)
-    vectors: list[list[float]] = await bulk(texts)
-    return vectors
+    return await _aembed_with(embedder, "aembed_bulk", texts)
 
 
 async def aembed_query(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
     """Embeddings of questions: the model's query form where it has one (e5's "query: "), else the
     same vectors as ``aembed``. Models trained symmetric (MiniLM, bge as configured) need neither."""
-    query = getattr(embedder, "aembed_query", None)
-    if query is None:
-        return await embedder.aembed(texts)
-    vectors: list[list[float]] = await query(texts)
-    return vectors
+    return await _aembed_with(embedder, "aembed_query", texts)
 
 
 def resolve_model_path(name: str) -> tuple[str, str]:
@@ -440,13 +439,26 @@ class OnnxEmbedder:
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
 
-    def _embed(self, texts: Sequence[str], prefix: str = "", eager: bool = False) -> list[list[float]]:
+    def _embed(
+        self, texts: Sequence[str], prefix: str = "", eager: bool = False, workers: int = 1
+    ) -> list[list[float]]:
+        """Vectors of ``texts``, sorted by length into model runs; with ``workers`` > 1 the sorted
+        texts are dealt in turn to that many threads, each running the one-thread session."""
         if not texts:
             return []
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         rows: list[list[float]] = [[] for _ in texts]
         with self._lock:
-            self._embed_into(rows, texts, order, prefix, eager)
+            if workers <= 1:
+                self._embed_into(rows, texts, order, prefix, eager)
+                return rows
+            with ThreadPoolExecutor(workers, thread_name_prefix="embed-bulk") as pool:
+                runs = [
+                    pool.submit(self._embed_into, rows, texts, order[w::workers], prefix, False)
+                    for w in range(workers)
+                ]
+                for run in runs:
+                    run.result()  # a worker's exception, raised here
         return rows
 
     def _embed_into(
@@ -470,20 +482,8 @@ class OnnxEmbedder:
         thread, so its vectors may differ in the last float digits); beside Neo4j's writes the
         pool's spinning also takes their cores (docs/performance.md, "Bulk embedding").
         Holds the model for the whole run, so it is for work no tool call waits on."""
-        if not texts:
-            return []
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        rows: list[list[float]] = [[] for _ in texts]
         workers = min(self._workers, max(1, len(texts) // self._batch_size))
-        prefix = self._model.document_prefix
-        with self._lock, ThreadPoolExecutor(workers, thread_name_prefix="embed-bulk") as pool:
-            runs = [
-                pool.submit(self._embed_into, rows, texts, order[w::workers], prefix, False)
-                for w in range(workers)
-            ]
-            for run in runs:
-                run.result()  # a worker's exception, raised here
-        return rows
+        return self._embed(texts, self._model.document_prefix, workers=workers)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return self._embed(texts, self._model.document_prefix)
