@@ -1,4 +1,5 @@
-// Queries of the benchmark commands (bench load). Read-only.
+// Queries of the benchmark commands (bench load). Read-only, except the floor's probe of a durable
+// write, which touches only its own BenchProbe node and deletes it afterwards.
 
 // name: scope_memory_counts
 // Memories per scope for a list of scopes (any status): how far a benchmark fill has got.
@@ -21,3 +22,21 @@ RETURN m.id AS id, score;
 // The same floor on Neo4j 5.26: the global index queried for $k neighbours, unfiltered.
 CALL db.index.vector.queryNodes('memory_embedding', $k, $embedding) YIELD node, score
 RETURN node.id AS id, score;
+
+// name: bench_probe_write
+// The floor of a durable write: one auto-commit statement that sets one property of one node, so
+// its time is a statement's round trip plus a commit with its transaction-log flush — what every
+// activate, recall and remember pays at least once. Idempotent ($at is the sample's number), so a
+// retry after a lost connection writes the same thing again.
+MERGE (p:BenchProbe {id: $id})
+SET p.at = $at;
+
+// name: bench_probe_delete
+// The probe node of bench_probe_write, gone when the floor has been measured.
+MATCH (p:BenchProbe {id: $id})
+DETACH DELETE p;
+
+// name: bench_probe_count
+// Probe nodes left behind by the floor (none, unless a run was killed mid-probe).
+MATCH (p:BenchProbe)
+RETURN count(p) AS probes;

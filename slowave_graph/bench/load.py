@@ -5,7 +5,9 @@ bulk import path, then a real server process is driven over streamable HTTP by N
 clients running full lifecycles (activate → remember → recall → feedback → commit). Reported per
 size and client count: p50/p95/p99 per tool as the client saw it, throughput, errors, server and
 Neo4j RSS, and the server's own split of each call into embedding / Neo4j / Python (``/metrics``).
-The floor — one query embedding alone, one bare vector-index query alone — is measured beside it.
+The floor — a query's and a memory's embedding, a bare vector-index query, a durable write and a
+refused MCP round trip, each alone — is measured beside it, and the report sums the parts each
+target's calls cannot avoid.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -466,30 +468,64 @@ async def sequential_remembers(
 # ------------------------------------------------------------------ floor
 
 
-async def floor(app: App, scope: str, samples: int = 200) -> dict[str, Any]:
-    """The physical limit: one query embedding alone, one bare filtered vector query alone."""
+async def _each_timed(
+    items: list[Any], call: Callable[[Any], Awaitable[object]], warm: int = 20
+) -> dict[str, float]:
+    """Percentiles of ``call`` on each item, one at a time, after ``warm`` unmeasured calls."""
+    for item in items[:warm]:
+        await call(item)
+    times = []
+    for item in items:
+        started = time.perf_counter()
+        await call(item)
+        times.append(time.perf_counter() - started)
+    return ms(times)
+
+
+async def floor(
+    app: App, scope: str, url: str, headers: dict[str, str], client_kind: str = "raw", samples: int = 200
+) -> dict[str, Any]:
+    """The physical limit, each part alone on the otherwise idle machine: a query's and a memory's
+    embedding, one bare filtered vector query, one durable write (an auto-commit statement setting
+    one property: a commit and its log flush), and one MCP round trip that the server refuses at
+    validation (HTTP, the SDK and the envelope, no embedding and no Neo4j). activate and recall
+    hold at least one of each of their parts one after another (``load_report.FLOOR_PARTS``)."""
     rng = random.Random("floor")
     questions = [synthetic.question(rng) for _ in range(samples)]
-    embed_times, vector_times = [], []
-    vectors = []
-    for q in questions[:20]:
-        app.embedder.embed([q])  # warm
-    for q in questions:
-        started = time.perf_counter()
-        vectors.append(app.embedder.embed([q])[0])
-        embed_times.append(time.perf_counter() - started)
+    memories = [remember_args(scope, "", rng)["content"] for _ in range(samples)]
+    vectors = [app.embedder.embed([q])[0] for q in questions]
+
+    async def embed(text: str) -> None:
+        app.embedder.embed([text])
+
     name = (
         "bench_bare_vector_query"
         if app.db.server and app.db.server.supports_search_clause
         else "bench_bare_vector_query_5"
     )
-    for vector in vectors[:20]:
-        await app.db.run_read(name, scope=scope, embedding=vector, k=50)
-    for vector in vectors:
-        started = time.perf_counter()
-        await app.db.run_read(name, scope=scope, embedding=vector, k=50)
-        vector_times.append(time.perf_counter() - started)
-    return {"embedding_ms": ms(embed_times), "vector_query_ms": ms(vector_times), "scope": scope}
+    result = {
+        "embedding_ms": await _each_timed(questions, embed),
+        "memory_embedding_ms": await _each_timed(memories, embed),
+        "vector_query_ms": await _each_timed(
+            vectors, lambda vector: app.db.run_read(name, scope=scope, embedding=vector, k=50)
+        ),
+    }
+    probe = f"floor-{secrets.token_hex(4)}"
+    try:
+        result["write_ms"] = await _each_timed(
+            list(range(samples)), lambda at: app.db.run_idempotent_write("bench_probe_write", id=probe, at=at)
+        )
+    finally:
+        await app.db.run_idempotent_write("bench_probe_delete", id=probe)
+    async with mcp_client(url, headers, "slowave-load-floor", client_kind) as client:
+
+        async def refused(_: int) -> None:
+            answer = (await client.call_tool("slowave_remember", {"scope": scope})).structured_content or {}
+            if (answer.get("error") or {}).get("code") != "invalid_input":
+                raise RuntimeError(f"the floor's round trip was not refused at validation: {answer}")
+
+        result["round_trip_ms"] = await _each_timed(list(range(samples)), refused)
+    return {**result, "scope": scope}
 
 
 # ------------------------------------------------------------------ the run
@@ -553,7 +589,7 @@ async def run(
             entry["sequential_remember"] = await sequential_remembers(
                 url, headers, plans[-1].scope, options.sequential_remembers, options.client
             )
-        entry["floor"] = await floor(app, plans[0].scope)
+            entry["floor"] = await floor(app, plans[0].scope, url, headers, options.client)
         results["sizes"].append(entry)
         if checkpoint is not None:
             checkpoint(results)

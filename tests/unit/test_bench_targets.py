@@ -26,7 +26,8 @@ def size(n: int, added: int, per_second: float, seq: float, *phases: dict[str, A
                  "vectors": "derived"},
         "phases": list(phases),
         "sequential_remember": {"per_second": seq},
-        "floor": {"embedding_ms": {"p50": 2.0}, "vector_query_ms": {"p50": 5.0}},
+        "floor": {"embedding_ms": {"p50": 2.0}, "memory_embedding_ms": {"p50": 4.0},
+                  "vector_query_ms": {"p50": 5.0}, "write_ms": {"p50": 3.0}, "round_trip_ms": {"p50": 1.0}},
     }  # fmt: skip
 
 
@@ -59,6 +60,36 @@ def test_each_target_is_judged_on_its_own_figure() -> None:
     assert "activate p95" in growth["note"]
     assert rows["1,000,000 memories measured"]["met"] is None
     assert "| 1,000,000 memories measured | measured and reported | – | not measured |" in markdown(result)
+
+
+def test_the_one_client_targets_carry_the_floor_of_their_chain() -> None:
+    result = run(
+        size(100_000, 99_000, 1_500.0, 120.0, phase(1, (14.0, 41.0), (16.0, 39.0)),
+             phase(8, (90.0, 140.0), (100.0, 160.0))),
+    )  # fmt: skip
+    rows = by_target(result)
+    # round trip 1 + query embedding 2 + vector query 5 + write 3, for p50 and p95 alike
+    for name in ("activate p50, 1 client", "recall p95, 1 client"):
+        row = rows[f"{name}, 100,000 memories"]
+        assert row["floor"] == 11.0, row
+        assert (
+            row["note"]
+            == "floor ≥ 11.0 ms: round trip 1.0 + query embedding 2.0 + vector query 5.0 + write 3.0"
+        )
+    assert rows["activate p95, 8 clients, 100,000 memories"]["floor"] is None  # queueing, not a chain
+    seq = rows["sequential remember, 100,000 memories"]  # 1000 / (1 + 4 + 3)
+    assert seq["floor"] == 125.0 and seq["note"].startswith("at most 125/s: 1000 / (round trip 1.0 +")
+    table = markdown(result)
+    assert "| 100,000 | 2.0 | 4.0 | 5.0 | 3.0 | 1.0 | 11.0 ms | 125/s |" in table
+
+
+def test_a_run_that_did_not_measure_every_floor_part_gives_no_floor() -> None:
+    entry = size(100_000, 99_000, 1_500.0, 120.0, phase(1, (14.0, 41.0), (16.0, 39.0)))
+    entry["floor"] = {"embedding_ms": {"p50": 2.0}, "vector_query_ms": {"p50": 5.0}}  # before session 28
+    rows = by_target(run(entry))
+    assert rows["activate p50, 1 client, 100,000 memories"]["floor"] is None
+    assert rows["sequential remember, 100,000 memories"]["note"] == ""
+    assert "| 100,000 | 2.0 | – | 5.0 | – | – | – | – |" in markdown(run(entry))
 
 
 def test_a_run_without_the_reference_size_measures_no_latency_target() -> None:
