@@ -197,8 +197,30 @@ def port_is_free(port: int) -> bool:
     return True
 
 
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+PORT_SPAN = 12_000  # free_port picks among this many ports just below the ephemeral range
+
+
 def free_port() -> int:
-    """A loopback port nothing listens on now (the kernel's pick)."""
+    """A loopback port nothing is bound to now, picked at random just below the kernel's ephemeral
+    range. The kernel's own pick (port 0) comes from that range, which every outgoing connection
+    also draws from: a server that binds its port seconds later, after loading its model, lost it
+    to an outgoing connection (CI, session 28: a test server's own Bolt connections). Where the
+    range is unknown (not Linux), the kernel picks."""
+    try:
+        low = int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 0
+    first = max(1024, low - PORT_SPAN)
+    rng = secrets.SystemRandom()
+    for _ in range(100 if low > first else 0):
+        port = rng.randrange(first, low)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

@@ -3,19 +3,47 @@ JDK runs only `java -version` with the options)."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from slowave_graph.config import Settings
+from slowave_graph.neo4j_local import manager
 from slowave_graph.neo4j_local.manager import (
     LAUNCHER_JAR,
     ManagedNeo4j,
     Neo4jLocalError,
     Neo4jVersion,
     find_java_home,
+    free_port,
 )
+
+
+def test_a_free_port_lies_below_the_ephemeral_range_and_is_bindable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outgoing connections draw their local ports from the ephemeral range, so a port picked there
+    can be gone before the server it is for binds it; free_port stays below the range."""
+    ranges = tmp_path / "ip_local_port_range"
+    ranges.write_text("40000\t60999\n")
+    monkeypatch.setattr(manager, "EPHEMERAL_RANGE", ranges)
+    ports = {free_port() for _ in range(20)}
+    assert all(40000 - manager.PORT_SPAN <= port < 40000 for port in ports), ports
+    assert len(ports) > 1  # random: two servers starting side by side do not pick alike
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", ports.pop()))
+    # a port already taken is skipped: with a span of one port, the kernel picks
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        busy = taken.getsockname()[1]
+        ranges.write_text(f"{busy + 1}\t60999\n")
+        monkeypatch.setattr(manager, "PORT_SPAN", 1)
+        assert free_port() != busy
+    # no range to read (not Linux): the kernel's pick
+    monkeypatch.setattr(manager, "EPHEMERAL_RANGE", tmp_path / "missing")
+    assert free_port() > 0
 
 
 def conf_for(version: str, tmp_path: Path) -> dict[str, str]:
