@@ -149,12 +149,12 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
                 floor=round(bound[0], 1) if bound else None,
             ))  # fmt: skip
     seq = reference["sequential_remember"]["per_second"] if reference else None
-    write = chain_floor(reference.get("floor") if reference else None, "remember")
-    ceiling = 1000 / write[0] if write and seq is not None else None
+    remember = chain_floor(reference.get("floor") if reference else None, "remember")
+    ceiling = 1000 / remember[0] if remember and seq is not None else None
     rows.append(_row(
         f"sequential remember, {REFERENCE_SIZE:,} memories", f"≥ {SEQUENTIAL_REMEMBER_MIN:g}/s", seq,
         None if seq is None else seq >= SEQUENTIAL_REMEMBER_MIN,
-        f"at most {ceiling:.0f}/s: 1000 / ({write[1]} ms)" if write and ceiling else "",
+        f"at most {ceiling:.0f}/s: 1000 / ({remember[1]} ms)" if remember and ceiling else "",
         floor=round(ceiling, 1) if ceiling else None,
     ))  # fmt: skip
     fills = [entry["fill"] for entry in result["sizes"] if entry["fill"]["added"]]

@@ -215,11 +215,7 @@ def free_port() -> int:
     rng = secrets.SystemRandom()
     for _ in range(100 if low > first else 0):
         port = rng.randrange(first, low)
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
+        if port_is_free(port):
             return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
