@@ -74,9 +74,9 @@ RETURN r.id AS id, r.catalog_ids AS catalog_ids, r.catalog_pathways AS pathways,
        COUNT { (r)-[:EXPOSED]->(:Procedure) } AS procedures;
 
 // name: audit_retrievals
-// Every retrieval belongs to exactly one session — the one it names, in the same scope — and its
-// id says what made it (ctx_ activate, rec_ recall). Cursors page through a retrieval of their
-// own session and scope.
+// Every retrieval belongs to exactly one session — the one it names, in the same scope, of the
+// same principal — and its id says what made it (ctx_ activate, rec_ recall). Cursors page through
+// a retrieval of their own session and scope.
 MATCH (r:Retrieval)
 WHERE $scopes IS NULL OR r.scope IN $scopes
 WITH r, COLLECT { MATCH (s:Session)-[:RETRIEVED]->(r) RETURN s } AS sessions,
@@ -85,6 +85,8 @@ WITH r, sessions, cursors, CASE
   WHEN size(sessions) <> 1 THEN 'retrieval belongs to ' + toString(size(sessions)) + ' sessions'
   WHEN sessions[0].id <> r.session_id THEN 'retrieval names another session than the one that made it'
   WHEN sessions[0].scope <> r.scope THEN 'retrieval and its session are in different scopes'
+  WHEN coalesce(sessions[0].principal, 'local') <> coalesce(r.principal, 'local')
+    THEN 'retrieval and its session belong to different principals'
   WHEN NOT ((r.kind = 'activate' AND r.id =~ 'ctx_[0-9a-f]+') OR (r.kind = 'recall' AND r.id =~ 'rec_[0-9a-f]+'))
     THEN 'retrieval id does not match its kind'
   WHEN any(c IN cursors WHERE c.scope <> r.scope OR c.session_id <> r.session_id OR c.retrieval_id <> r.id)
@@ -103,7 +105,8 @@ WITH s, COUNT { (s)-[:FORMED]->(:Episode) } AS episodes,
      COUNT { (s)-[:IN_SCOPE]->(:Scope) } AS scopes, EXISTS { (s)-[:IN_SCOPE]->(:Scope {id: s.scope}) } AS home,
      COLLECT { MATCH (s)-[:CONTINUES]->(c:Continuity) RETURN c } AS lines
 WITH s, episodes, CASE
-  WHEN s.id IS NULL OR NOT s.id =~ 'sess_[0-9]+' THEN 'malformed session id'
+  // random ids (128 bits), or the counted ones of stores made before sessions had random ids
+  WHEN s.id IS NULL OR NOT s.id =~ 'sess_([0-9a-f]{32}|[0-9]+)' THEN 'malformed session id'
   WHEN NOT s.status IN ['open', 'ended'] THEN 'session with unknown status'
   WHEN episodes > 1 THEN 'session closed more than once: ' + toString(episodes) + ' episodes'
   WHEN s.committed_at IS NOT NULL AND episodes <> 1 THEN 'committed session without its episode'
@@ -233,7 +236,8 @@ CALL () {
   RETURN 'episode' AS counter, max(toInteger(substring(ep.id, 3))) AS top, count(ep) AS ids,
          count(DISTINCT ep.id) AS distinct_ids
   UNION ALL
-  MATCH (s:Session) WHERE s.id STARTS WITH 'sess_'
+  // only counted ids (stores made before sessions had random ids) come from the counter
+  MATCH (s:Session) WHERE s.id =~ 'sess_[0-9]+'
   RETURN 'session' AS counter, max(toInteger(substring(s.id, 5))) AS top, count(s) AS ids,
          count(DISTINCT s.id) AS distinct_ids
   UNION ALL

@@ -1,8 +1,10 @@
 // Closing a task: the feedback preflight, trajectory events, the episode, the procedure.
 
 // name: session_for_commit
-// The session a commit names, whether open or already ended (then the commit updates it).
+// The session a commit names, whether open or already ended (then the commit updates it); another
+// principal's is not found (see touch_session).
 MATCH (s:Session {id: $session_id})
+WHERE coalesce(s.principal, 'local') = $principal
 RETURN s.scope AS scope, s.status AS status, s.end_reason AS end_reason, s.task AS task,
        EXISTS { (s)-[:FORMED]->(:Episode) } AS has_episode;
 
@@ -16,8 +18,10 @@ RETURN s.scope AS scope, s.status AS status, s.end_reason AS end_reason, s.task 
 // episode instead of forming another).
 // The preflight: retrievals of the session whose exposed targets lack an accepted assessment, or
 // whose exposures were never covered by a complete declaration. With any, nothing is written and
-// the caller refuses the commit with them (`outstanding`, oldest first). No row: unknown session.
+// the caller refuses the commit with them (`outstanding`, oldest first). No row: unknown session,
+// or another principal's (see touch_session).
 MATCH (s:Session {id: $session_id})
+WHERE coalesce(s.principal, 'local') = $principal
 SET s._committing = true
 REMOVE s._committing
 WITH s, s.status AS status_before

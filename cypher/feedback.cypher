@@ -5,8 +5,10 @@
 
 // name: feedback_context
 // What a feedback call is checked against: the retrieval's scope and exactly what it exposed
-// (pages served so far), plus which of the named targets exist in that scope.
+// (pages served so far), plus which of the named targets exist in that scope. A retrieval belongs
+// to the principal whose session made it: another principal's is not found (see touch_session).
 MATCH (r:Retrieval {id: $retrieval_id})
+WHERE coalesce(r.principal, 'local') = $principal
 RETURN r.scope AS scope, r.session_id AS session_id,
        COLLECT { MATCH (r)-[:EXPOSED]->(m:Memory) RETURN m.id } AS exposed_memories,
        COLLECT { MATCH (r)-[:EXPOSED]->(p:Procedure) RETURN p.id } AS exposed_procedures,

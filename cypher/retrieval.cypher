@@ -244,7 +244,7 @@ RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
 // it by a pure function, so replays are identical), the exposures of page 1 — exactly what the
 // agent is shown, memories and procedures — and, when more is available, the cursor for page 2.
 CREATE (r:Retrieval {
-  id: $retrieval_id, kind: $kind, query: $query, policy_version: $policy_version,
+  id: $retrieval_id, principal: $principal, kind: $kind, query: $query, policy_version: $policy_version,
   scope: $scope, session_id: ses.id, page_size: $page_size, created_at: $now,
   catalog_ids: $catalog_ids, catalog_pathways: $catalog_pathways,
   relevant_total: $relevant_total, catalog_truncated: $catalog_truncated, pages_served: 1
@@ -304,8 +304,10 @@ RETURN CASE WHEN done IS NULL THEN scope ELSE done.scope END AS scope,
        coalesce(done.id, stored) AS retrieval_id;
 
 // name: cursor_for_call
-// A continuation cursor and the frozen retrieval it pages through.
+// A continuation cursor and the frozen retrieval it pages through; another principal's is not
+// found (see touch_session).
 MATCH (cur:Cursor {id: $cursor_id})-[:CONTINUES]->(r:Retrieval)
+WHERE coalesce(r.principal, 'local') = $principal
 RETURN cur.session_id AS session_id, cur.scope AS scope, cur.page AS page,
        r.id AS retrieval_id, r.catalog_ids AS catalog_ids, r.catalog_pathways AS catalog_pathways,
        r.page_size AS page_size, r.relevant_total AS relevant_total,

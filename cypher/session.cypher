@@ -8,7 +8,11 @@
 // here, lazily, with outcome unknown — the same rule the reaper applies — so a late call sees
 // "already ended" whether or not the reaper has run yet.
 // The SET takes the session's write lock before status is read, so a concurrent close is seen.
+// A session belongs to the principal that opened it ($principal; sessions stored before
+// principals were recorded belong to the local user): another principal's is not found, exactly
+// as an unknown one, so a refusal says nothing about whether it exists.
 MATCH (s:Session {id: $session_id})
+WHERE coalesce(s.principal, 'local') = $principal
 SET s._touch = true
 WITH s, s.status = 'open' AND s.last_seen_at < $idle_before AS expired
 FOREACH (_ IN CASE WHEN expired THEN [1] ELSE [] END |
@@ -31,6 +35,7 @@ RETURN s.scope AS scope, s.status AS status, s.task_context AS task_context;
 // Also which of recall's searches can find something in the scope (as scope_state tells
 // activate): without a procedure or a learned retrieval those two statements are not sent.
 MATCH (s:Session {id: $session_id})
+WHERE coalesce(s.principal, 'local') = $principal
 RETURN s.scope AS scope, s.status AS status, s.task_context AS task_context,
        s.status = 'open' AND s.last_seen_at < $idle_before AS expired,
        // status IS NOT NULL lets the (scope, status) index answer (a composite index needs both)
@@ -77,10 +82,10 @@ CALL (scope, given) {
   WITH given WHERE given IS NOT NULL
   RETURN given AS c
 }
-MERGE (counter:Counter {name: 'session'}) ON CREATE SET counter.value = 0
-SET counter.value = counter.value + 1 // reads after locking: a direct dependency, no lost update
+// $session_id is random (services/context.py new_id), never counted up: it is the only handle
+// on the session that remember, recall and commit take.
 CREATE (ses:Session {
-  id: 'sess_' + toString(counter.value), scope: $scope, status: 'open',
+  id: $session_id, principal: $principal, scope: $scope, status: 'open',
   task: $task, initial_goal: $initial_goal, task_context: $task_context,
   semantic_context: $semantic_context, client_name: $client_name, client_version: $client_version,
   started_at: $now, last_seen_at: $now

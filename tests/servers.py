@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
+import uvicorn
 from mcp import StdioServerParameters
 from mcp.types import Implementation
+from starlette.types import ASGIApp
 
 from slowave_graph.bench.servers import server_fleet
+from slowave_graph.neo4j_local.manager import free_port
 
 SERVER = [sys.executable, "-m", "slowave_graph"]
 CLIENT_INFO = Implementation(name="transport-test", version="9.9")
@@ -31,3 +35,26 @@ def http_server(env: dict[str, str], port: int) -> Iterator[subprocess.Popen[byt
     logs = Path(tempfile.mkdtemp(prefix="slowave-test-server-"))
     with server_fleet(env, 1, logs, ports=[port]) as (server,):
         yield server.proc
+
+
+class _Uvicorn(uvicorn.Server):
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield  # pytest owns the signals
+
+
+@asynccontextmanager
+async def serve_in_process(asgi: ASGIApp) -> AsyncIterator[str]:
+    """An ASGI app served on a free loopback port by uvicorn on the test's event loop (so it can use
+    the test's App); yields its base URL."""
+    port = free_port()
+    server = _Uvicorn(uvicorn.Config(asgi, host="127.0.0.1", port=port, log_level="warning"))
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not task.done(), task
+        await asyncio.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task

@@ -114,13 +114,15 @@ class GraphRepository:
 
     # ------------------------------------------------------------------ sessions
     async def _guard_session(
-        self, tx: AsyncManagedTransaction, session_id: str, scope: str, now: datetime
+        self, tx: AsyncManagedTransaction, session_id: str, scope: str, now: datetime, principal: str
     ) -> dict[str, Any]:
-        """The session must exist, belong to ``scope`` and be open (idle ones are closed here)."""
+        """The session must exist, be the principal's, belong to ``scope`` and be open (idle ones
+        are closed here)."""
         found = await rows(
             tx,
             self.db.q("session_for_call"),
             session_id=session_id,
+            principal=principal,
             scope=scope,
             now=now,
             idle_before=now - timedelta(seconds=self.idle_timeout),
@@ -138,6 +140,7 @@ class GraphRepository:
         items: list[dict[str, Any]],
         client_name: str | None,
         client_version: str | None,
+        principal: str,
         now: datetime,
     ) -> list[dict[str, Any]]:
         """Store claims of one call in one statement (remember_call: guard and write, idempotent
@@ -148,6 +151,7 @@ class GraphRepository:
             session_id,
             call_id=call_id,
             session_id=session_id,
+            principal=principal,
             scope=scope,
             scope_token=scope_token,
             items=items,
@@ -163,13 +167,16 @@ class GraphRepository:
         # event ids are numbered in item order (replays read them back in that order too)
         return sorted(written, key=lambda r: int(str(r["event_id"]).removeprefix("evt_")))
 
-    async def session_for_recall(self, *, session_id: str, scope: str, now: datetime) -> RecallSession:
+    async def session_for_recall(
+        self, *, session_id: str, scope: str, now: datetime, principal: str
+    ) -> RecallSession:
         """A session's stored task_context, checked as the guard would, without writing: the
         write that follows re-guards under the lock. A session the guard would refuse goes through
         the guard itself, which raises its error (and closes a session found idle)."""
         found = await self.db.run_read(
             "session_for_read",
             session_id=session_id,
+            principal=principal,
             scope=scope,
             idle_before=now - timedelta(seconds=self.idle_timeout),
         )
@@ -177,7 +184,7 @@ class GraphRepository:
         if row is None or row["scope"] != scope or row["status"] != "open" or row["expired"]:
 
             async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
-                return await self._guard_session(tx, session_id, scope, now)
+                return await self._guard_session(tx, session_id, scope, now, principal)
 
             guarded = await self.db.write(work)  # a race the guard let through: search everything
             return RecallSession(dict(json.loads(guarded["task_context"] or "{}")), True, True)
@@ -241,6 +248,7 @@ class GraphRepository:
         session_id: str,
         scope: str,
         now: datetime,
+        principal: str,
         context_update: dict[str, Any] | None = None,
         merge: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
         **retrieval: Any,
@@ -253,6 +261,7 @@ class GraphRepository:
             found = await self.db.run_idempotent_write(
                 "recall_retrieval",
                 session_id=session_id,
+                principal=principal,
                 scope=scope,
                 now=now,
                 idle_before=now - timedelta(seconds=self.idle_timeout),
@@ -262,11 +271,12 @@ class GraphRepository:
             return
 
         async def work(tx: AsyncManagedTransaction) -> None:
-            row = await self._guard_session(tx, session_id, scope, now)
+            row = await self._guard_session(tx, session_id, scope, now, principal)
             await self._merge_context(tx, session_id, row, context_update, merge)
             await rows(
-                tx, self.db.q("create_retrieval"), session_id=session_id, scope=scope, now=now, **retrieval
-            )
+                tx, self.db.q("create_retrieval"), session_id=session_id, scope=scope, now=now,
+                principal=principal, **retrieval,
+            )  # fmt: skip
 
         await self.db.write(work)
 
@@ -277,13 +287,14 @@ class GraphRepository:
         session_id: str,
         scope: str,
         now: datetime,
+        principal: str,
         page_of: Callable[[list[str], int], list[list[int]]],
         next_cursor: Callable[[str, int], str],
     ) -> ServedPage:
         """Serve the page a cursor points to: bound to its session and scope, identical on replay."""
 
         async def work(tx: AsyncManagedTransaction) -> ServedPage:
-            found = await rows(tx, self.db.q("cursor_for_call"), cursor_id=cursor_id)
+            found = await rows(tx, self.db.q("cursor_for_call"), cursor_id=cursor_id, principal=principal)
             if not found:
                 raise invalid("unknown continue_from cursor", "continue_from")
             cur = found[0]
@@ -291,7 +302,7 @@ class GraphRepository:
                 raise invalid("continue_from belongs to another scope", "continue_from")
             if cur["session_id"] != session_id:
                 raise invalid("continue_from belongs to another session", "continue_from")
-            await self._guard_session(tx, session_id, scope, now)
+            await self._guard_session(tx, session_id, scope, now, principal)
             ids, pathways = list(cur["catalog_ids"]), list(cur["catalog_pathways"])
             pages = page_of(pathways, int(cur["page_size"]))
             number = int(cur["page"])
@@ -473,6 +484,7 @@ class GraphRepository:
         missing: list[str] | None,
         client_name: str | None,
         client_version: str | None,
+        principal: str,
         now: datetime,
     ) -> FeedbackWrite:
         """One transaction: read what the retrieval exposed and which named targets exist
@@ -482,8 +494,8 @@ class GraphRepository:
 
         async def work(tx: AsyncManagedTransaction) -> FeedbackWrite:
             found = await rows(
-                tx, self.db.q("feedback_context"), retrieval_id=retrieval_id, memory_ids=named_memory_ids,
-                procedure_ids=named_procedure_ids,
+                tx, self.db.q("feedback_context"), retrieval_id=retrieval_id, principal=principal,
+                memory_ids=named_memory_ids, procedure_ids=named_procedure_ids,
             )  # fmt: skip
             decision = decide(found[0] if found else None)
             return await self._write_feedback(
@@ -535,8 +547,8 @@ class GraphRepository:
         )
 
     # ------------------------------------------------------------------ commit
-    async def session_for_commit(self, session_id: str) -> dict[str, Any] | None:
-        found = await self.db.run_read("session_for_commit", session_id=session_id)
+    async def session_for_commit(self, session_id: str, principal: str) -> dict[str, Any] | None:
+        found = await self.db.run_read("session_for_commit", session_id=session_id, principal=principal)
         return found[0] if found else None
 
     async def commit(
@@ -549,6 +561,7 @@ class GraphRepository:
         close: dict[str, Any],
         client_name: str | None,
         client_version: str | None,
+        principal: str,
         now: datetime,
     ) -> dict[str, Any]:
         """Preflight and close in one statement (commit_session): with feedback outstanding nothing
@@ -556,9 +569,9 @@ class GraphRepository:
 
         async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
             found = await rows(
-                tx, self.db.q("commit_session"), session_id=session_id, entries=trajectory, episode=episode,
-                procedure=procedure, close=close, client_name=client_name, client_version=client_version,
-                now=now,
+                tx, self.db.q("commit_session"), session_id=session_id, principal=principal,
+                entries=trajectory, episode=episode, procedure=procedure, close=close,
+                client_name=client_name, client_version=client_version, now=now,
             )  # fmt: skip
             if not found:
                 raise invalid(f"unknown session_id {session_id!r}", "session_id")

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from slowave_graph.contract.common import Envelope, ErrorBody, ErrorCode, FieldError
 from slowave_graph.errors import ServiceError, timed_out, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
-from slowave_graph.services.context import ClientInfo
+from slowave_graph.services.context import LOCAL_PRINCIPAL, ClientInfo
 from slowave_graph.telemetry import ToolMetrics, tool_call
 
 log = logging.getLogger(__name__)
@@ -72,16 +72,36 @@ def validation_failure(exc: ValidationError) -> ErrorBody:
     )
 
 
+# The ASGI scope key under which the HTTP auth layer (mcp/server.py BearerAuth) names the
+# principal whose credentials a request carried.
+PRINCIPAL_KEY = "slowave.principal"
+
+
+def principal_of(ctx: Context[Any, Any]) -> str:
+    """Who the credentials of this call belong to: set by the HTTP auth layer; stdio, and HTTP
+    without a token, have one local user."""
+    try:
+        request = ctx.request_context.request
+    except (AttributeError, ValueError, LookupError):
+        return LOCAL_PRINCIPAL
+    asgi_scope = getattr(request, "scope", None)
+    principal = asgi_scope.get(PRINCIPAL_KEY) if isinstance(asgi_scope, dict) else None
+    return principal if isinstance(principal, str) and principal else LOCAL_PRINCIPAL
+
+
 def client_info(ctx: Context[Any, Any]) -> ClientInfo:
-    """Client identity from the MCP handshake (never from tool arguments)."""
+    """Client identity from the MCP handshake and the transport (never from tool arguments)."""
+    principal = principal_of(ctx)
     try:
         params = ctx.session.client_params
     except (AttributeError, ValueError, LookupError):
-        return ClientInfo()
+        return ClientInfo(principal=principal)
     info = getattr(params, "client_info", None) if params is not None else None
     if info is None:
-        return ClientInfo()
-    return ClientInfo(name=getattr(info, "name", None), version=getattr(info, "version", None))
+        return ClientInfo(principal=principal)
+    return ClientInfo(
+        name=getattr(info, "name", None), version=getattr(info, "version", None), principal=principal
+    )
 
 
 def envelope_result(envelope: dict[str, Any]) -> CallToolResult:

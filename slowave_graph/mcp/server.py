@@ -15,6 +15,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.config import Settings
+from slowave_graph.mcp.adapter import PRINCIPAL_KEY
 from slowave_graph.mcp.security import harden, is_loopback, transport_security
 from slowave_graph.mcp.tools import INSTRUCTIONS, build_tools
 from slowave_graph.telemetry import GC_PAUSES
@@ -70,17 +71,31 @@ def build_server(app: App) -> MCPServer[Any]:
     return server
 
 
-class BearerAuth:
-    """Requires ``Authorization: Bearer <token>`` on every request except GET /health."""
+# The principal of the one token in SLOWAVE_AUTH_TOKEN: sessions opened with it stay its own when
+# the token is rotated.
+TOKEN_PRINCIPAL = "default"
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+
+class BearerAuth:
+    """Requires ``Authorization: Bearer <token>`` on every request except GET /health, and names
+    the principal the token belongs to for the tool calls (``PRINCIPAL_KEY`` in the ASGI scope)."""
+
+    def __init__(self, app: ASGIApp, tokens: dict[str, str]) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = [(f"Bearer {token}".encode(), name) for token, name in tokens.items()]
+
+    def principal(self, supplied: bytes) -> str | None:
+        found = None
+        for expected, name in self.expected:  # every token compared, in constant time each
+            if hmac.compare_digest(supplied, expected):
+                found = name
+        return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path") != "/health":
             supplied = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(supplied, self.expected):
+            principal = self.principal(supplied)
+            if principal is None:
                 response = JSONResponse(
                     {"error": "unauthorized", "message": "missing or wrong bearer token"},
                     status_code=401,
@@ -88,6 +103,7 @@ class BearerAuth:
                 )
                 await response(scope, receive, send)
                 return
+            scope[PRINCIPAL_KEY] = principal
         await self.app(scope, receive, send)
 
 
@@ -102,11 +118,14 @@ def check_http_exposure(settings: Settings) -> str | None:
     return token
 
 
-def http_app(app: App, server: MCPServer[Any]) -> ASGIApp:
+def http_app(app: App, server: MCPServer[Any], tokens: dict[str, str] | None = None) -> ASGIApp:
     """Streamable HTTP at /mcp plus /health, behind the bearer token when one is configured, the
-    Host/Origin check and the body limit."""
+    Host/Origin check and the body limit. ``tokens`` (token → principal) replaces the configured
+    token."""
     settings = app.settings
     token = check_http_exposure(settings)
+    if tokens is None and token:
+        tokens = {token: TOKEN_PRINCIPAL}
     starlette = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=settings.http_host,
@@ -117,4 +136,4 @@ def http_app(app: App, server: MCPServer[Any]) -> ASGIApp:
 
     starlette.mount("/ui", build_dashboard(app.db))  # read-only pages, behind the same auth as /mcp
     # Host/Origin check and body limit in front of everything, then the token (see mcp/security.py)
-    return harden(BearerAuth(starlette, token) if token else starlette, settings)
+    return harden(BearerAuth(starlette, tokens) if tokens else starlette, settings)

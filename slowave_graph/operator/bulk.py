@@ -3,7 +3,7 @@ slowave_remember writes them.
 
 Each record is what one remember item is — ``{"scope": …, "content": …, "type": …,
 "occurred_at": …}`` with the contract's field names and rules. Per scope the import opens one
-session (as slowave_activate would: scope node, continuity line, ``sess_N`` id), and every batch
+session (as slowave_activate would: scope node, continuity line, random ``sess_`` id), and every batch
 runs ``bulk_remember_memories`` — remember's statement (``remember_call``) for a whole batch
 across its scopes: an Event per record, a Memory with its embedding, DERIVED_FROM/IN_SCOPE, NEXT in
 record order, ids from the counters, duplicates of an active claim reinforced rather than stored
@@ -36,7 +36,7 @@ from slowave_graph.embedder import aembed_bulk
 from slowave_graph.graph.database import rows
 from slowave_graph.operator.progress import Progress, bar
 from slowave_graph.services import text
-from slowave_graph.services.context import new_id, utcnow
+from slowave_graph.services.context import LOCAL_PRINCIPAL, new_id, utcnow
 
 CLIENT_NAME = "slowave-graph import"
 RECORD_KEYS = frozenset({"scope", "content", "type", "occurred_at"})
@@ -150,7 +150,8 @@ class _Importer:
         task = "Bulk import of memories"
         opened = await rows(
             tx, self.app.db.q("open_session"), scope=scope, scope_kind=kind, scope_name=name,
-            norm_key=text.scope_norm_key(scope), continuity_id=None, new_continuity_id=new_id("cont"),
+            norm_key=text.scope_norm_key(scope), session_id=new_id("sess"), principal=LOCAL_PRINCIPAL,
+            continuity_id=None, new_continuity_id=new_id("cont"),
             task=task, initial_goal=task, task_context=None, semantic_context=None, now=utcnow(),
             **self.client,
         )  # fmt: skip

@@ -74,6 +74,7 @@ class ActivationService:
         opened = await self.repo.activate(
             session={
                 "scope": req.scope, "scope_kind": kind, "scope_name": name, "norm_key": norm_key,
+                "session_id": new_id("sess"), "principal": client.principal,
                 "continuity_id": req.continuity_id, "new_continuity_id": new_id("cont"),
                 "task": req.task, "initial_goal": req.initial_goal,
                 "task_context": json.dumps(req.task_context) if req.task_context is not None else None,

@@ -58,7 +58,7 @@ class CommitService:
         procedure = None
         if req.procedure is not None:
             # its scope token needs the session's scope, and an unknown session costs no embedding
-            session = await self.repo.session_for_commit(req.session_id)
+            session = await self.repo.session_for_commit(req.session_id, client.principal)
             if session is None:
                 raise invalid(f"unknown session_id {req.session_id!r}", "session_id")
             p = req.procedure
@@ -89,6 +89,7 @@ class CommitService:
             },
             client_name=client.name,
             client_version=client.version,
+            principal=client.principal,
             now=self.clock(),
         )
         return CommitResult(

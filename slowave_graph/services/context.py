@@ -11,17 +11,26 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+LOCAL_PRINCIPAL = "local"
+
+
 @dataclass(frozen=True)
 class ClientInfo:
-    """The MCP client as the transport reports it (never taken from tool arguments)."""
+    """The caller as the transport reports it (never taken from tool arguments): the MCP client's
+    name and version, for provenance, and the principal — who holds the credentials (the bearer
+    token's name over HTTP; with no token, the one local user). Sessions and retrievals belong to
+    the principal that opened them; another principal's are unknown to it."""
 
     name: str | None = None
     version: str | None = None
+    principal: str = LOCAL_PRINCIPAL
 
 
 def new_id(prefix: str) -> str:
-    """An opaque random id (retrievals, continuity lines)."""
-    return f"{prefix}_{secrets.token_hex(8)}"
+    """An opaque id that cannot be guessed: 128 random bits (sessions, retrievals, continuity
+    lines). Session and retrieval ids are the only handle on another agent's work that a tool
+    call takes, so counting them up would let anyone enumerate them."""
+    return f"{prefix}_{secrets.token_hex(16)}"
 
 
 def cursor_id(retrieval_id: str, page: int) -> str:

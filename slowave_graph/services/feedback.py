@@ -245,6 +245,7 @@ class FeedbackService:
             missing=item.missing,
             client_name=client.name,
             client_version=client.version,
+            principal=client.principal,
             now=self.clock(),
         )
         plan = planned[0]

@@ -98,6 +98,7 @@ class RememberService:
             items=rows,
             client_name=client.name,
             client_version=client.version,
+            principal=client.principal,
             now=self.clock(),
         )
 

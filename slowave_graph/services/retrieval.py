@@ -318,13 +318,15 @@ class RecallService:
 
     async def recall(self, req: RecallRequest, client: ClientInfo) -> RecallResult:
         if req.continue_from is not None:
-            return await self._continue(req, req.continue_from)
+            return await self._continue(req, req.continue_from, client)
         assert req.query is not None
         # A read-only session check and the query embedding (CPU) overlap. The guard proper, the
         # idle clock and the task_context update go with the retrieval's write, so a failed recall
         # changes nothing.
         session, cues = await asyncio.gather(
-            self.repo.session_for_recall(session_id=req.session_id, scope=req.scope, now=self.clock()),
+            self.repo.session_for_recall(
+                session_id=req.session_id, scope=req.scope, now=self.clock(), principal=client.principal
+            ),
             self.retriever.embed_cues([req.query, req.semantic_context or ""]),
         )
         stored = session.task_context
@@ -350,6 +352,7 @@ class RecallService:
                 query=req.query,
                 policy_version=self.policy.version,
                 now=self.clock(),
+                principal=client.principal,
                 context_update=req.task_context,
                 merge=merge_context,
                 **frozen,
@@ -372,10 +375,10 @@ class RecallService:
             accessible_field=accessible_field(catalog.after(1)),
         )
 
-    async def _continue(self, req: RecallRequest, cursor: str) -> RecallResult:
+    async def _continue(self, req: RecallRequest, cursor: str, client: ClientInfo) -> RecallResult:
         served = await self.repo.serve_cursor(
-            cursor_id=cursor, session_id=req.session_id, scope=req.scope, now=self.clock(), page_of=paginate,
-            next_cursor=cursor_id,
+            cursor_id=cursor, session_id=req.session_id, scope=req.scope, now=self.clock(),
+            principal=client.principal, page_of=paginate, next_cursor=cursor_id,
         )  # fmt: skip
         rows = {r["id"]: r for r in await self.repo.memories_by_id(served.page_ids + served.rest_ids)}
         pathways = dict(zip(served.catalog_ids, served.catalog_pathways, strict=True))

@@ -8,18 +8,15 @@ tests fail, they never skip. Screenshots go to pytest's temporary directory, nev
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from playwright.async_api import Browser, Page, async_playwright
@@ -27,9 +24,8 @@ from pydantic import SecretStr
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server, http_app
-from tests.conftest import free_port
 from tests.mcp_helpers import activate, call, commit, ok, recall
-from tests.servers import CLIENT_INFO
+from tests.servers import CLIENT_INFO, serve_in_process
 
 pytestmark = pytest.mark.neo4j
 
@@ -142,29 +138,13 @@ async def site(http_url: str) -> dict[str, Any]:
     return {"base": http_url.removesuffix("/mcp"), "scope": scope, **ids}
 
 
-class _Uvicorn(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield  # pytest owns the signals
-
-
 @pytest.fixture(scope="module")
 async def guarded(app: App) -> AsyncIterator[str]:
     """The same HTTP app with SLOWAVE_AUTH_TOKEN set, served on a real port (in this process)."""
     settings = app.settings.model_copy(update={"auth_token": SecretStr(TOKEN)})
     with_token = dataclasses.replace(app, settings=settings)
-    port = free_port()
-    config = uvicorn.Config(
-        http_app(with_token, build_server(with_token)), host="127.0.0.1", port=port, log_level="warning"
-    )
-    server = _Uvicorn(config)
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        assert not task.done(), task
-        await asyncio.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    await task
+    async with serve_in_process(http_app(with_token, build_server(with_token))) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

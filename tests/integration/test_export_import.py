@@ -27,7 +27,7 @@ from slowave_graph.operator.codec import line
 from slowave_graph.operator.export import Tally, export_graph
 from slowave_graph.operator.importer import ImportRefused, import_export, read_export
 from slowave_graph.operator.model import FormatError
-from slowave_graph.services.context import ClientInfo
+from slowave_graph.services.context import LOCAL_PRINCIPAL, ClientInfo
 from tests.conftest import Neo4jTarget
 
 pytestmark = pytest.mark.neo4j
@@ -103,7 +103,9 @@ async def test_bulk_import_is_remember_in_batches(app: App, scope: str) -> None:
     assert sorted((order.index(r["a"]), order.index(r["b"])) for r in chain) == [
         (i, i + 1) for i in range(len(recs) - 1)
     ]
-    [session] = await app.db.run_read("session_for_commit", session_id=result.sessions[scope])
+    [session] = await app.db.run_read(
+        "session_for_commit", session_id=result.sessions[scope], principal=LOCAL_PRINCIPAL
+    )
     assert (session["status"], session["end_reason"]) == ("ended", "import")
 
     # the same shape as a memory stored by slowave_remember in a session opened by activate

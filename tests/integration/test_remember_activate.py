@@ -11,7 +11,7 @@ from slowave_graph.app import App
 from slowave_graph.errors import ServiceError
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services import text
-from slowave_graph.services.context import new_id, utcnow
+from slowave_graph.services.context import LOCAL_PRINCIPAL, new_id, utcnow
 from tests.mcp_helpers import activate, call, error, ok, paths, recall, remember
 
 pytestmark = pytest.mark.neo4j
@@ -277,6 +277,7 @@ async def test_activate_write_replayed_after_a_lost_commit_opens_one_session(app
     kind, name = scope.split(":", 1) if ":" in scope else ("", scope)
     params = {
         "scope": scope, "scope_kind": kind, "scope_name": name, "norm_key": scope, "continuity_id": None,
+        "session_id": new_id("sess"), "principal": LOCAL_PRINCIPAL,
         "new_continuity_id": new_id("cont"), "task": "t", "initial_goal": "g", "task_context": None,
         "semantic_context": None, "client_name": "test", "client_version": "1", "now": utcnow(),
         "retrieval_id": new_id("ctx"), "kind": "activate", "query": "t", "query_embedding": None,
@@ -438,7 +439,9 @@ async def test_recall_write_replayed_after_a_lost_commit_stores_one_retrieval(ap
         "cursor_id": None,
     }  # fmt: skip
     for _ in range(2):  # the second is the retry loop's replay
-        await app.repo.create_retrieval(session_id=session, scope=scope, now=utcnow(), **frozen)
+        await app.repo.create_retrieval(
+            session_id=session, scope=scope, now=utcnow(), principal=LOCAL_PRINCIPAL, **frozen
+        )
     assert (await node_count(app, scope))["retrievals"] == 2  # activate's and this recall's
     refused = [(session, scope + "x", "do not match"), ("sess_999999999", scope, "unknown session_id")]
     for session_id, in_scope, message in refused:
@@ -447,6 +450,7 @@ async def test_recall_write_replayed_after_a_lost_commit_stores_one_retrieval(ap
                 session_id=session_id,
                 scope=in_scope,
                 now=utcnow(),
+                principal=LOCAL_PRINCIPAL,
                 **{**frozen, "retrieval_id": new_id("rec")},
             )
     assert (await node_count(app, scope))["retrievals"] == 2
@@ -472,7 +476,7 @@ async def test_remember_write_replayed_after_a_lost_commit_stores_once(app: App,
         return app.repo.remember(**{
             "call_id": call_id, "session_id": session, "scope": scope,
             "scope_token": text.scope_token(scope), "items": items, "client_name": "t",
-            "client_version": "1", "now": utcnow(), **over,
+            "client_version": "1", "principal": LOCAL_PRINCIPAL, "now": utcnow(), **over,
         })  # fmt: skip
 
     batch = [item("Deploys run on Tuesdays"), item("Deploys need two approvals", 1)]

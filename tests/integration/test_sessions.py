@@ -13,7 +13,7 @@ from slowave_graph.app import App
 from slowave_graph.errors import ServiceError
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.mcp.server import build_server
-from slowave_graph.services.context import utcnow
+from slowave_graph.services.context import LOCAL_PRINCIPAL, utcnow
 from tests.conformance import DEPLOY_PROCEDURE
 from tests.mcp_helpers import activate, call, commit, error, ok, recall, remember, settle
 
@@ -117,7 +117,9 @@ async def test_recall_refuses_a_session_the_guard_refuses_and_writes_nothing(app
     await asyncio.sleep(0.3)
     strict = GraphRepository(app.db, idle_timeout=0.2)  # the same session, now idle past the timeout
     with pytest.raises(ServiceError, match="session is already ended"):
-        await strict.session_for_recall(session_id=act["session_id"], scope=scope, now=utcnow())
+        await strict.session_for_recall(
+            session_id=act["session_id"], scope=scope, now=utcnow(), principal=LOCAL_PRINCIPAL
+        )
 
 
 async def test_commit_forms_an_episode_headed_by_the_sessions_task(app: App, scope: str) -> None:

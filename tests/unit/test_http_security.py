@@ -88,7 +88,7 @@ async def test_bearer_token_uses_a_constant_time_comparison(monkeypatch: pytest.
         return real(a, b)
 
     monkeypatch.setattr(hmac, "compare_digest", spy)
-    app = harden(BearerAuth(inner(), "s3cret"), Settings.from_env({}))
+    app = harden(BearerAuth(inner(), {"s3cret": "default"}), Settings.from_env({}))
     async with client(app) as http:
         assert (await http.get("/health")).status_code == 200  # exempt, for load balancers
         for headers in ({}, {"Authorization": "Bearer s3creT"}, {"Authorization": "Bearer s3cret "},
