@@ -3,7 +3,7 @@
 // name: delete_scope
 // Removes one scope and everything in it (benchmarks clean up after themselves). Reached by
 // traversal from the Scope node — sessions and what they recorded, retrieved and formed, memories,
-// procedures and continuity lines — never by scanning a label for a scope property.
+// procedures, concepts and continuity lines — never by scanning a label for a scope property.
 MATCH (s:Scope {id: $scope})
 CALL (s) {
   MATCH (s)<-[:IN_SCOPE]-(ses:Session)
@@ -19,7 +19,7 @@ CALL (s) {
 }
 CALL (s) {
   MATCH (s)<-[:IN_SCOPE]-(n)
-  WHERE n:Memory OR n:Procedure OR n:Continuity
+  WHERE n:Memory OR n:Procedure OR n:Continuity OR n:Concept
   DETACH DELETE n
 }
 DETACH DELETE s

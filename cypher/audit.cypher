@@ -218,6 +218,32 @@ RETURN coalesce(a.id, elementId(a)) AS subject,
        {from_scope: a.scope, to: coalesce(b.id, elementId(b)), to_scope: coalesce(b.scope, b.id)} AS detail
 LIMIT $limit;
 
+// name: audit_concepts
+// The concept layer keeps its counts and its scope: a concept sits in exactly its own scope and
+// its df is the number of active memories that mention it; a scope's active_memories, once set,
+// is its number of active memories (retrieval weighs concepts by both).
+CALL () {
+  MATCH (c:Concept)
+  WHERE $scopes IS NULL OR c.scope IN $scopes
+  WITH c, COUNT { (c)<-[:MENTIONS]-(:Memory {status: 'active'}) } AS active,
+       COUNT { (c)-[:IN_SCOPE]->(:Scope) } AS homes, EXISTS { (c)-[:IN_SCOPE]->(:Scope {id: c.scope}) } AS home
+  WITH c, active, CASE
+    WHEN homes <> 1 OR NOT home THEN 'concept not in exactly its own scope'
+    WHEN c.df IS NULL OR c.df <> active THEN 'concept count out of step with its active mentions'
+  END AS problem
+  WHERE problem IS NOT NULL
+  RETURN c.scope + ' / ' + c.key AS subject, problem, {df: c.df, active_mentions: active} AS detail
+  UNION ALL
+  MATCH (s:Scope)
+  WHERE ($scopes IS NULL OR s.id IN $scopes) AND s.active_memories IS NOT NULL
+  WITH s, COUNT { (s)<-[:IN_SCOPE]-(:Memory {status: 'active'}) } AS active
+  WHERE s.active_memories <> active
+  RETURN s.id AS subject, 'scope count of active memories out of step' AS problem,
+         {counted: s.active_memories, active: active} AS detail
+}
+RETURN subject, problem, detail
+LIMIT $limit;
+
 // name: audit_id_sequences
 // Per counter: the highest number handed out, how many ids carry its prefix and how many are
 // distinct (nodes are also protected by uniqueness constraints; feedback events are not).

@@ -121,7 +121,8 @@ CALL (r, t) {
   RETURN collect(a)[0] AS effective
 }
 RETURN x.page AS page, x.rank AS rank, CASE WHEN t:Procedure THEN 'procedure' ELSE 'memory' END AS kind,
-       t.id AS target_id, coalesce(t.content, t.goal) AS text, x.pathway AS pathway, x.at AS exposed_at,
+       t.id AS target_id, coalesce(t.content, t.goal) AS text, x.pathway AS pathway,
+       x.association AS association, x.at AS exposed_at,
        coalesce(effective.assessment, effective.use) AS assessment, effective.effect AS effect,
        effective.event_id AS event_id, COUNT { (r)-[:ASSESSED]->(t) } AS ledger_events,
        t.status AS status_now
@@ -161,6 +162,58 @@ RETURN a.id AS source_id, b.id AS target_id, e.weight AS weight,
 ORDER BY weight DESC, source_id, target_id
 LIMIT $limit;
 
+// name: memory_concepts
+// What a memory is about: the concepts it mentions (named things and key terms, see
+// services/concepts.py), each with how many active memories of the scope mention it (df) and the
+// weight retrieval's walk gives it, log((N + 1) / (df + 0.5)) for a scope of N active memories —
+// a name in half the scope weighs next to nothing.
+// param: memory_id string — the memory, e.g. sch_12
+MATCH (m:Memory {id: $memory_id})-[r:MENTIONS]->(c:Concept)
+OPTIONAL MATCH (s:Scope {id: m.scope})
+WITH m, r, c, toFloat(coalesce(s.active_memories, 0)) AS total
+RETURN c.key AS key, c.name AS name, c.kind AS kind, c.df AS df, r.weight AS mention_weight,
+       CASE WHEN c.df > 0 THEN r.weight * log((total + 1.0) / (c.df + 0.5)) END AS walk_weight
+ORDER BY walk_weight DESC, name;
+
+// name: concept_memories
+// The memories that talk about one concept of a scope, newest first. The concept is named as
+// stored (any case, e.g. "Keystone vault") or by its key (memory_concepts shows both).
+// param: scope string — e.g. project:shop
+// param: concept string — the concept's name or key
+// param: include_stale bool = false — also memories no longer active
+// param: limit int = 50 — at most this many memories
+MATCH (:Scope {id: $scope})<-[:IN_SCOPE]-(c:Concept)
+WHERE c.key = $concept OR toLower(c.name) = toLower($concept)
+MATCH (c)<-[r:MENTIONS]-(m:Memory)
+WHERE $include_stale OR m.status = 'active'
+RETURN c.name AS concept, c.df AS df, m.id AS memory_id, m.content AS content, m.status AS status,
+       r.weight AS weight, m.created_at AS created_at
+ORDER BY created_at DESC, memory_id
+LIMIT $limit;
+
+// name: scope_concepts
+// A scope's concepts by how many active memories mention them: the hubs at the top (retrieval
+// does not walk through those above hub_share of the scope) and what the scope is mostly about.
+// param: scope string — e.g. project:shop
+// param: kind string = null — entity or term; null for both
+// param: limit int = 50 — at most this many concepts
+MATCH (s:Scope {id: $scope})<-[:IN_SCOPE]-(c:Concept)
+WHERE $kind IS NULL OR c.kind = $kind
+RETURN c.key AS key, c.name AS name, c.kind AS kind, c.df AS df,
+       toFloat(c.df) / CASE WHEN coalesce(s.active_memories, 0) > 0 THEN s.active_memories ELSE 1 END
+         AS share
+ORDER BY df DESC, name
+LIMIT $limit;
+
+// name: memories_linked_by_concepts
+// Why the graph links two memories: the concepts both mention, most specific first (smallest
+// df) — what an associated hit's provenance names.
+// param: memory_id string — one memory, e.g. sch_12
+// param: other_id string — the other, e.g. sch_40
+MATCH (a:Memory {id: $memory_id})-[:MENTIONS]->(c:Concept)<-[:MENTIONS]-(b:Memory {id: $other_id})
+RETURN c.key AS key, c.name AS name, c.kind AS kind, c.df AS df
+ORDER BY df, name;
+
 // name: procedures_by_outcome
 // The scope's procedures grouped by the outcome of their most recent recorded use (success first),
 // each with its helped/harmed record from the effective feedback, how often it was shown, and the
@@ -196,6 +249,7 @@ RETURN s.id AS scope, s.kind AS kind, s.created_at AS created_at,
        COUNT { (s)<-[:IN_SCOPE]-(m:Memory) WHERE m.status <> 'active' } AS stale_memories,
        COUNT { (s)<-[:IN_SCOPE]-(:Memory)-[:SUPERSEDES]->(:Memory) } AS supersessions,
        COUNT { (s)<-[:IN_SCOPE]-(:Memory)-[:ASSOCIATED]->(:Memory) } AS associations,
+       COUNT { (s)<-[:IN_SCOPE]-(:Concept) } AS concepts,
        COUNT { (s)<-[:IN_SCOPE]-(:Procedure {status: 'active'}) } AS active_procedures,
        COUNT { (s)<-[:IN_SCOPE]-(p:Procedure) WHERE p.status <> 'active' } AS superseded_procedures,
        sessions, open_sessions,

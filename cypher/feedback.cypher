@@ -72,6 +72,7 @@ CALL (recorded) {
     MATCH (n:Memory {id: item.replacement_id})
     CREATE (n)-[:SUPERSEDES {reason: item.reason, at: $now, feedback_event_id: event_id}]->(m)
   }
+  // include: unlink_concepts
   RETURN collect(m.id) AS retired
 }
 // 3. Salience of each memory ($memory_ids: those with a new accepted assessment) from its

@@ -67,6 +67,8 @@ OPTIONAL CALL (s, allowed, replay) {
     CALL db.create.setNodeVectorProperty(m, 'embedding', item.embedding)
     CREATE (m)-[:IN_SCOPE]->(scope)
   }
+  WITH ses, scope, written, [w IN written | CASE WHEN w.created THEN w.m END] AS made
+  // include: link_concepts
   // NEXT links what a session remembered in sequence (across calls, via the session's last
   // memory): episodic context that retrieval uses to let neighbouring memories support each other.
   CALL (ses, written) {
@@ -82,3 +84,67 @@ OPTIONAL CALL (s, allowed, replay) {
          AS stored
 }
 RETURN s.scope AS scope, s.status AS status, CASE WHEN replay THEN replayed ELSE stored END AS written;
+
+// name: link_concepts
+// fragment: expects `made` bound: per position in $items, the memory this statement created for
+// it, or null (a duplicate matched an existing memory, which has its concepts already).
+// The concept layer of new memories, in their own transaction: a (:Concept {scope, key}) per thing
+// a memory is about (created on first mention, IN_SCOPE of its scope), MENTIONS {weight} from the
+// memory, and the counts retrieval weighs concepts by — c.df, the active memories that mention
+// it, and Scope.active_memories — so a name in half the scope (a speaker, the project) weighs
+// almost nothing and is not walked at all (candidate_context).
+// $concept_links: one row per concept with the memories that mention it ({scope, key, name, kind,
+// mentions: [{position, weight}]}), sorted by scope and key (services/concepts.py concept_links):
+// each concept is merged and counted once per statement, and concurrent writes take concept locks
+// in one order, so they cannot deadlock. Rows carry node references only: a row holding the items
+// (vectors and all) was counted once per row by every buffering operator, ~0.4 MB a row against
+// Neo4j's transaction memory limit.
+CALL (made) {
+  UNWIND [m IN made WHERE m IS NOT NULL] AS m
+  SET m.concepts_version = $concepts_version
+}
+CALL (made) {
+  UNWIND $concept_links AS g
+  WITH g, [x IN g.mentions WHERE made[x.position] IS NOT NULL] AS fresh
+  WHERE size(fresh) > 0
+  // include: merge_concept
+  SET c.df = c.df + size(fresh)
+  WITH c, fresh
+  UNWIND fresh AS x
+  WITH c, x, made[x.position] AS m
+  CREATE (m)-[:MENTIONS {weight: x.weight}]->(c)
+}
+CALL (made) {
+  UNWIND [m IN made WHERE m IS NOT NULL] AS m
+  WITH m.scope AS sid, count(*) AS created
+  MATCH (s:Scope {id: sid})
+  SET s.active_memories = coalesce(s.active_memories, 0) + created
+}
+
+// name: merge_concept
+// fragment: expects `g` (a concept row of $concept_links: scope, key, name, kind) bound; leaves
+// `c` (the concept) bound.
+// The concept, created on first mention and IN_SCOPE of its scope.
+MATCH (s:Scope {id: g.scope})
+MERGE (c:Concept {scope: g.scope, key: g.key})
+  ON CREATE SET c.name = g.name, c.kind = g.kind, c.df = 0, c.created_at = $now
+// an entity's spelling ("Becoming Nicole") names the concept better than a word of it
+SET c.name = CASE WHEN g.kind = 'entity' AND c.kind <> 'entity' THEN g.name ELSE c.name END,
+    c.kind = CASE WHEN g.kind = 'entity' THEN 'entity' ELSE c.kind END
+// a concept has one outgoing IN_SCOPE: checking it is one step however many memories mention it
+MERGE (c)-[:IN_SCOPE]->(s)
+
+// name: unlink_concepts
+// fragment: expects `m` (a memory that has just left the active set) bound.
+// The counts of link_concepts follow: the concepts it mentions and its scope count one active
+// memory fewer. Its MENTIONS stay, so the retired memory remains explorable by concept.
+CALL (m) {
+  MATCH (m)-[:MENTIONS]->(c:Concept)
+  WITH c ORDER BY c.key
+  SET c.df = c.df - 1
+}
+CALL (m) {
+  MATCH (s:Scope {id: m.scope})
+  WHERE m.concepts_version IS NOT NULL
+  SET s.active_memories = coalesce(s.active_memories, 1) - 1
+}

@@ -109,3 +109,16 @@ RETURN ses.id AS id, ses.task AS task, ses.status AS status, ses.outcome AS outc
        COUNT { (ses)-[:RETRIEVED]->(:Retrieval) } AS retrievals,
        EXISTS { (:Procedure {id: 'proc_' + ses.id}) } AS formed_procedure
 ORDER BY started_ms, id;
+
+// name: nb_concepts
+// The scope's concepts: what its memories are about, with how many active memories mention each
+// (df) and the scope's count of active memories (the N of the walk's log((N + 1) / (df + 0.5))).
+MATCH (s:Scope {id: $scope})<-[:IN_SCOPE]-(c:Concept)
+RETURN c.key AS key, c.name AS name, c.kind AS kind, c.df AS df, s.active_memories AS active_memories
+ORDER BY df DESC, key;
+
+// name: nb_mentions
+// The memory-concept graph: one row per MENTIONS edge of an active memory of the scope.
+MATCH (:Scope {id: $scope})<-[:IN_SCOPE]-(m:Memory {status: 'active'})-[r:MENTIONS]->(c:Concept)
+RETURN m.id AS memory, c.key AS concept, r.weight AS weight
+ORDER BY memory, concept;

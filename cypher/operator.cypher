@@ -17,7 +17,8 @@ MATCH (s:Scope {id: $scope})
 CALL (s) {
   RETURN s AS n
   UNION ALL
-  MATCH (s)<-[:IN_SCOPE]-(n)
+  // concepts are derived from the memories' text: an import links them again
+  MATCH (s)<-[:IN_SCOPE]-(n) WHERE NOT n:Concept
   RETURN n
   UNION ALL
   MATCH (s)<-[:IN_SCOPE]-(:Session)-[:RECORDED|FORMED|RETRIEVED]->(n)
@@ -34,7 +35,7 @@ RETURN labels(n) AS labels, properties(n) AS props;
 // another scope would not be exported; the model has none.
 MATCH (s:Scope {id: $scope})
 CALL (s) {
-  MATCH (s)<-[:IN_SCOPE]-(n)
+  MATCH (s)<-[:IN_SCOPE]-(n) WHERE NOT n:Concept
   RETURN n
   UNION ALL
   MATCH (s)<-[:IN_SCOPE]-(:Session)-[:RECORDED|FORMED|RETRIEVED]->(n)
@@ -44,7 +45,7 @@ CALL (s) {
   RETURN n
 }
 MATCH (n)-[r]->(m)
-WHERE m = s OR m.scope = $scope
+WHERE (m = s OR m.scope = $scope) AND NOT m:Concept
 RETURN type(r) AS type, labels(n) AS from_labels, n.id AS from_id, labels(m) AS to_labels,
        m.id AS to_id, properties(r) AS props;
 
@@ -313,6 +314,8 @@ CALL (fresh, memory_base) {
   CALL db.create.setNodeVectorProperty(m, 'embedding', item.embedding) // float32 (schema.cypher)
   CREATE (m)-[:IN_SCOPE]->(scope)
 }
+WITH written, [w IN written | CASE WHEN w.created THEN w.m END] AS made
+// include: link_concepts
 CALL (written) {
   UNWIND $sessions AS session_id
   MATCH (ses:Session {id: session_id})

@@ -117,14 +117,14 @@ RETURN collect({
 }) AS hits;
 
 // name: candidate_context
-// What the graph says around the candidates, in one round trip:
+// What the graph says around the candidates, in one round trip (concept_walk runs beside it):
 // - neighbours: the episodic context of the best candidates ($context_ids) — memories recorded
 //   right before or after them in a session (NEXT), active and in the scope, with their best
 //   cosine to the cues. Retrieval lets a strong neighbour lift a candidate's rank (the answer
 //   often sits next to the turn that names the topic) and admit it at a lower floor.
-// - associations: memories linked by learned ASSOCIATED edges to any candidate ($pool_ids), same
-//   scope, active, each with the links whose decayed strength (half-life $half_life_days since
-//   the edge was last reinforced) reaches $min_strength. Associated hits hang off *admitted*
+// - associations: memories linked by learned ASSOCIATED edges to any candidate ($associate_ids), same
+//   scope, active, each with the links whose decayed strength (half-life $half_life_days
+//   since the edge was last reinforced) reaches $min_strength. Associated hits hang off *admitted*
 //   direct hits, which are a subset of the pool not known until the neighbours are ranked; the
 //   caller keeps the links of admitted seeds — so one read replaces two dependent ones.
 // Each cosine is computed once per (memory, cue), on the stored vector read once per memory.
@@ -141,7 +141,7 @@ CALL () {
   }) AS neighbours
 }
 CALL () {
-  UNWIND $pool_ids AS seed_id
+  UNWIND $associate_ids AS seed_id
   MATCH (:Memory {id: seed_id})-[a:ASSOCIATED]-(m:Memory)
   WHERE m.scope = $scope AND m.status = 'active'
   WITH m, seed_id,
@@ -155,6 +155,61 @@ CALL () {
   }) AS associations
 }
 RETURN neighbours, associations;
+
+// name: concept_walk
+// Spreading activation over concepts, from the seeds ($seeds: the best direct
+// candidates, weights summing to 1) to the concepts they mention, each seed's weight shared
+// among its concepts by IDF (log((N + 1) / (df + 0.5)) in a scope of N active memories), then
+// from each concept to every active memory of the scope that mentions it, shared among them
+// (1 / df). A concept of one memory connects nothing; a hub — in more than $hub_share of the
+// scope (and 3, but in any case a third) or $hub_max memories, a speaker or the project's name — is not walked at all, so it
+// neither dilutes the walk nor costs a read of half the scope. At most $concept_fanout concepts
+// (the most activated) and $walk_k memories (the most reached): the walk's cost is bounded
+// however large the scope grows. Each walked memory comes with the concepts it was reached
+// through (its provenance as an associated hit) and its cosine to each cue.
+// A statement of its own, sent at the same time as candidate_context (each on its own pooled
+// connection): the walk then costs its own time or the context's, whichever is longer, not both.
+OPTIONAL MATCH (home:Scope {id: $scope})
+WITH toFloat(coalesce(home.active_memories, 0)) AS total
+// the hub bound: $hub_share of the scope, but at least 3 (in a small scope every concept
+// would be a hub), at most $hub_max (the fan-out of one concept), and below a third of the
+// scope whatever its size (the project's name in a scope of eight)
+WITH total, CASE WHEN total * $hub_share < 3 THEN 3
+                 WHEN total * $hub_share > $hub_max THEN $hub_max
+                 ELSE total * $hub_share END AS hub
+WITH total, CASE WHEN hub * 3 >= total THEN (total - 1) / 3.0 ELSE hub END AS hub
+UNWIND $seeds AS seed
+MATCH (:Memory {id: seed.id})-[r:MENTIONS]->(c:Concept)
+WHERE c.df >= 2 AND c.df <= hub
+WITH total, seed, c, r.weight * log((total + 1.0) / (c.df + 0.5)) AS w
+WITH seed, collect({c: c, w: w}) AS links, sum(w) AS spread
+UNWIND links AS link
+WITH link.c AS c, sum(seed.weight * link.w / spread) AS activation, collect(seed.id) AS seeds
+ORDER BY activation DESC, c.key
+LIMIT $concept_fanout
+MATCH (c)<-[:MENTIONS]-(m:Memory)
+WHERE m.status = 'active' AND m.scope = $scope
+WITH m, c, activation / c.df AS share, seeds
+ORDER BY share DESC
+WITH m, sum(share) AS walk, collect({key: c.key, name: c.name, share: share, seeds: seeds})[..3] AS paths
+ORDER BY walk DESC, m.id
+LIMIT $walk_k
+// candidates already in the pool need their activation only (their cosines are known), of the
+// others, the $outside_k most reached — possible associated hits — come with what an answer shows
+WITH collect({m: m, walk: walk, paths: paths}) AS reached
+WITH reached, [r IN reached WHERE NOT r.m.id IN $pool_ids][..$outside_k] AS outside
+CALL (outside) {
+  UNWIND outside AS r
+  WITH r, r.m AS m, r.m.embedding AS v
+  RETURN collect({
+    id: m.id, walk: r.walk, paths: r.paths,
+    similarities: [e IN $embeddings | 2 * vector.similarity.cosine(v, e) - 1],
+    content: m.content, type: m.type, salience: m.salience, integration: m.integration,
+    integration_version: m.integration_version
+  }) AS described
+}
+RETURN [r IN reached WHERE r.m.id IN $pool_ids | {id: r.m.id, walk: r.walk, paths: r.paths}] + described
+       AS walked;
 
 // name: experience
 // What feedback on earlier, similar questions of this scope learned: the effective accepted
@@ -247,6 +302,7 @@ CREATE (r:Retrieval {
   id: $retrieval_id, principal: $principal, kind: $kind, query: $query, policy_version: $policy_version,
   scope: $scope, session_id: ses.id, page_size: $page_size, created_at: $now,
   catalog_ids: $catalog_ids, catalog_pathways: $catalog_pathways,
+  catalog_associations: $catalog_associations,
   relevant_total: $relevant_total, catalog_truncated: $catalog_truncated, pages_served: 1
 })
 CREATE (ses)-[:RETRIEVED]->(r)
@@ -258,7 +314,8 @@ CALL (r) { // the first cue's vector, float32 (schema.cypher), none when nothing
 CALL (r) {
   UNWIND $page_memories AS item
   MATCH (m:Memory {id: item.id})
-  CREATE (r)-[:EXPOSED {rank: item.rank, pathway: item.pathway, page: 1, at: $now}]->(m)
+  CREATE (r)-[:EXPOSED {rank: item.rank, pathway: item.pathway, association: item.association, page: 1,
+                        at: $now}]->(m)
 }
 CALL (r) {
   UNWIND $page_procedures AS item
@@ -310,6 +367,7 @@ MATCH (cur:Cursor {id: $cursor_id})-[:CONTINUES]->(r:Retrieval)
 WHERE coalesce(r.principal, 'local') = $principal
 RETURN cur.session_id AS session_id, cur.scope AS scope, cur.page AS page,
        r.id AS retrieval_id, r.catalog_ids AS catalog_ids, r.catalog_pathways AS catalog_pathways,
+       r.catalog_associations AS catalog_associations,
        r.page_size AS page_size, r.relevant_total AS relevant_total,
        r.catalog_truncated AS catalog_truncated, r.policy_version AS policy_version;
 
@@ -322,7 +380,8 @@ CALL (r) {
   UNWIND $page_memories AS item
   MATCH (m:Memory {id: item.id})
   MERGE (r)-[x:EXPOSED]->(m)
-    ON CREATE SET x.rank = item.rank, x.pathway = item.pathway, x.page = $page, x.at = $now
+    ON CREATE SET x.rank = item.rank, x.pathway = item.pathway, x.association = item.association,
+                  x.page = $page, x.at = $now
 }
 SET r.pages_served = CASE WHEN coalesce(r.pages_served, 1) < $page THEN $page ELSE r.pages_served END
 WITH r
@@ -362,10 +421,11 @@ LIMIT $limit + 1;
 // 5.26; on 2026.01+ procedure_search_filtered finds them through a vector index.
 MATCH (p:Procedure {scope: $scope, status: 'active'})
 WITH p, p.embedding AS v
-UNWIND $embeddings AS e
-WITH p, max(2 * vector.similarity.cosine(v, e) - 1) AS cosine
+WITH p, [e IN $embeddings | 2 * vector.similarity.cosine(v, e) - 1] AS similarities
+WITH p, similarities, reduce(best = -1.0, s IN similarities | CASE WHEN s > best THEN s ELSE best END)
+     AS cosine
 WHERE cosine >= $floor
-RETURN p.id AS id, cosine, p.goal AS goal, p.summary AS summary, p.outcome AS outcome,
+RETURN p.id AS id, cosine, similarities, p.goal AS goal, p.summary AS summary, p.outcome AS outcome,
        p.outcome_summary AS outcome_summary, p.caveats AS caveats,
        coalesce(p.tally_helped, 0) AS helped, coalesce(p.tally_harmed, 0) AS harmed
 ORDER BY cosine DESC, id
@@ -401,7 +461,9 @@ CALL (live) {
 }
 WITH p, max(cosine) AS cosine
 WHERE cosine >= $floor
-RETURN p.id AS id, cosine, p.goal AS goal, p.summary AS summary, p.outcome AS outcome,
+WITH p, cosine, p.embedding AS v
+RETURN p.id AS id, cosine, [e IN $embeddings | 2 * vector.similarity.cosine(v, e) - 1] AS similarities,
+       p.goal AS goal, p.summary AS summary, p.outcome AS outcome,
        p.outcome_summary AS outcome_summary, p.caveats AS caveats,
        coalesce(p.tally_helped, 0) AS helped, coalesce(p.tally_harmed, 0) AS harmed
 ORDER BY cosine DESC, id

@@ -43,6 +43,11 @@ CREATE CONSTRAINT constraint_unique_Retrieval_id IF NOT EXISTS FOR (n:Retrieval)
 // name: constraint_cursor_id
 CREATE CONSTRAINT constraint_unique_Cursor_id IF NOT EXISTS FOR (n:Cursor) REQUIRE n.id IS UNIQUE;
 
+// name: constraint_concept_scope_key
+// One concept per normalised key and scope (services/concepts.py): writes MERGE on it.
+CREATE CONSTRAINT constraint_unique_Concept_scope_key IF NOT EXISTS
+FOR (n:Concept) REQUIRE (n.scope, n.key) IS UNIQUE;
+
 // name: constraint_counter_name
 CREATE CONSTRAINT constraint_unique_Counter_name IF NOT EXISTS FOR (n:Counter) REQUIRE n.name IS UNIQUE;
 

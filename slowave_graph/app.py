@@ -19,6 +19,7 @@ from slowave_graph.graph.database import Database, DatabaseUnavailable
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
 from slowave_graph.neo4j_local.lease import ManagedLease
+from slowave_graph.operator import concepts
 from slowave_graph.services import Services
 from slowave_graph.services.context import utcnow
 from slowave_graph.services.experience_index import ExperienceIndexer
@@ -144,9 +145,13 @@ async def open_app(settings: Settings, embedder: Embedder | None = None) -> Asyn
             upkeep = [
                 asyncio.create_task(reap_idle_sessions(repo, settings.session_idle_timeout)),
                 asyncio.create_task(indexer.run()),
+                # a store written before the concept layer (or by an older extractor) gets it
+                asyncio.create_task(concepts.keep_up(db)),
             ]
             try:
-                services = Services.build(repo, model, policy_for(settings.candidate_k))
+                services = Services.build(
+                    repo, model, policy_for(settings.candidate_k, settings.retrieval_graph)
+                )
                 yield App(settings, db, model, repo, services, indexer)
             finally:
                 for task in upkeep:

@@ -28,6 +28,7 @@ ROW_CHECKS: dict[str, str] = {
     "memories": "audit_memories",
     "evidence": "audit_evidence",
     "scope_isolation": "audit_scope_isolation",
+    "concepts": "audit_concepts",
 }
 CHECKS: tuple[str, ...] = (*ROW_CHECKS, "retrieval_pages", "id_counters")
 PROCEDURES_PER_PAGE = 3

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from slowave_graph import __version__
-from slowave_graph.config import DEFAULT_NEO4J_VERSION, Settings
+from slowave_graph.config import DEFAULT_NEO4J_VERSION, GRAPH_USES, Settings
 from slowave_graph.telemetry import GC_PAUSES
 
 log = logging.getLogger("slowave_graph")
@@ -100,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     retrieval.add_argument("--limit", type=int, help="only the first N questions")
     retrieval.add_argument("--no-probes", action="store_true", help="skip the off-topic probes")
     retrieval.add_argument("--keep", action="store_true", help="keep the benchmark scopes in the database")
+    retrieval.add_argument(
+        "--policy",
+        action="append",
+        choices=list(GRAPH_USES),
+        help="how much of the graph retrieval uses (repeatable, one ingest: an ablation); default: "
+        "SLOWAVE_RETRIEVAL_GRAPH (full)",
+    )
     _common(retrieval)
 
     learning = bench_sub.add_parser(
@@ -116,6 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="training: read on (continue_from) while no shown memory holds evidence, up to N pages of 10",
     )
     learning.add_argument("--keep", action="store_true", help="keep the benchmark scopes in the database")
+    learning.add_argument(
+        "--policy",
+        action="append",
+        choices=list(GRAPH_USES),
+        help="how much of the graph retrieval uses (repeatable: one run each); default: "
+        "SLOWAVE_RETRIEVAL_GRAPH (full)",
+    )
     _common(learning)
 
     load = bench_sub.add_parser(
@@ -297,6 +311,7 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
     from slowave_graph.bench import datasets, report
     from slowave_graph.bench import learning as bench_learning
     from slowave_graph.bench import retrieval as bench_retrieval
+    from slowave_graph.services.ranking import policy_for
 
     if args.bench == "load":
         await _bench_load(settings, args)
@@ -318,11 +333,16 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
     else:
         dataset = datasets.load_madial(data)
     out = Path(args.out)
+    policies = [policy_for(settings.candidate_k, graph) for graph in args.policy or ()] or None
     async with open_app(settings) as app:
         if args.bench == "retrieval":
-            result = await bench_retrieval.run(app, dataset, limit=args.limit, probes=not args.no_probes)
+            result = await bench_retrieval.run(
+                app, dataset, limit=args.limit, probes=not args.no_probes, policies=policies
+            )
         else:
-            result = await bench_learning.run(app, dataset, limit=args.limit, pages=args.pages)
+            result = await bench_learning.run(
+                app, dataset, limit=args.limit, pages=args.pages, policies=policies
+            )
         if not args.keep:
             for scope in result["scopes"]:
                 await app.db.run_write("delete_scope", scope=scope)

@@ -9,9 +9,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+# How much of the memory graph retrieval uses (services/ranking.py RankingPolicy.graph), each level
+# adding to the one before: vector and full-text only; the walk over shared concepts; episodic
+# context (NEXT); learned co-use (ASSOCIATED).
+GraphUse = Literal["direct", "concepts", "walk", "full"]
+GRAPH_USES: tuple[GraphUse, ...] = ("direct", "concepts", "walk", "full")
 
 DEFAULT_NEO4J_VERSION = "2026.09.0"
 # The LTS line (Java 17): `make test` runs the version-dependent tests against it too.
@@ -157,6 +163,14 @@ class Settings(BaseModel):
         "ranking: retrieval depth against latency. On LoCoMo 30 instead of 50 cut retrieval p50 from "
         "30 to 21 ms for recall@5 0.625 instead of 0.630.",
         json_schema_extra=_env("SLOWAVE_CANDIDATE_K"),
+    )
+    retrieval_graph: GraphUse = Field(
+        "full",
+        description="How much of the memory graph retrieval uses: direct (vector and full-text only), "
+        "concepts (+ the walk over concepts shared with the best direct hits), walk (+ episodic "
+        "context: memories recorded next to them), full (+ learned co-use). Less is faster and "
+        "ranks worse; the reported policy version says which (e.g. graph-v1-direct).",
+        json_schema_extra=_env("SLOWAVE_RETRIEVAL_GRAPH"),
     )
     session_idle_timeout: float = Field(
         3600.0,

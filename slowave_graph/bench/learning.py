@@ -18,19 +18,23 @@ from typing import Any
 
 from slowave_graph.app import App
 from slowave_graph.bench.datasets import Dataset, Query
-from slowave_graph.bench.metrics import Ranked, pathway_report, summarize
-from slowave_graph.bench.retrieval import BENCH_CLIENT, Corpus, ingest, progress, ranked_items
+from slowave_graph.bench.metrics import Ranked, by_category, pathway_report, summarize
+from slowave_graph.bench.retrieval import BENCH_CLIENT, Corpus, ingest, progress, ranked_items, retriever_for
 from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.contract.feedback import FeedbackRequest
 from slowave_graph.contract.recall import RecallRequest
+from slowave_graph.services.ranking import RankingPolicy
+from slowave_graph.services.retrieval import RecallService, Retriever
 
 
-async def _rank_all(app: App, corpora: dict[str, Corpus], queries: list[Query], desc: str) -> list[Ranked]:
+async def _rank_all(
+    app: App, corpora: dict[str, Corpus], queries: list[Query], desc: str, retriever: Retriever
+) -> list[Ranked]:
     out = []
     bar = progress(len(queries), desc)
     for q in queries:
         corpus = corpora[q.corpus]
-        found = await ranked_items(app, corpus.scope, q.text)
+        found = await ranked_items(app, corpus.scope, q.text, retriever)
         out.append(
             Ranked(
                 [frozenset(corpus.refs_of.get(i, set())) for i, _ in found],
@@ -45,11 +49,14 @@ async def _rank_all(app: App, corpora: dict[str, Corpus], queries: list[Query], 
 
 
 async def _train(
-    app: App, corpora: dict[str, Corpus], queries: list[Query], pages: int = 1
+    app: App, corpora: dict[str, Corpus], queries: list[Query], pages: int, retriever: Retriever
 ) -> dict[str, int]:
     """Ask each training question through recall and give oracle feedback on what was shown.
     With ``pages`` > 1 the agent reads on (continue_from) while no shown memory holds evidence,
     as one that has not found its answer would, up to that many pages of 10."""
+    recall = app.services.recall
+    if retriever is not recall.retriever:  # an ablation: recall runs that policy too
+        recall = RecallService(app.repo, app.embedder, retriever.policy, retriever.clock)
     sessions: dict[str, str] = {}
     counts = {"retrievals": 0, "pages": 0, "used": 0, "irrelevant": 0}
     bar = progress(len(queries), "feedback")
@@ -63,7 +70,7 @@ async def _train(
             )
             act = await app.services.activation.activate(request, BENCH_CLIENT)
             sessions[q.corpus] = act.session_id
-        shown = await app.services.recall.recall(
+        shown = await recall.recall(
             RecallRequest(session_id=sessions[q.corpus], scope=corpus.scope, query=q.text, page_size=10),
             BENCH_CLIENT,
         )
@@ -72,7 +79,7 @@ async def _train(
         while (
             read < pages and cursor and not any(corpus.refs_of.get(m.memory_id, set()) & q.gold for m in seen)
         ):
-            more = await app.services.recall.recall(
+            more = await recall.recall(
                 RecallRequest(session_id=sessions[q.corpus], scope=corpus.scope, continue_from=cursor),
                 BENCH_CLIENT,
             )
@@ -103,9 +110,27 @@ def _slice(results: list[Ranked], picks: list[int]) -> dict[str, float]:
     return summarize([results[i] for i in picks])
 
 
-async def run(app: App, dataset: Dataset, limit: int | None = None, pages: int = 1) -> dict[str, Any]:
+async def run(
+    app: App,
+    dataset: Dataset,
+    limit: int | None = None,
+    pages: int = 1,
+    policies: list[RankingPolicy] | None = None,
+) -> dict[str, Any]:
+    """One learning run per policy (each on memories of its own: feedback changes them); the
+    top-level figures are the last policy's, ``ablation`` has every policy's."""
+    chosen: list[RankingPolicy | None] = list(policies) if policies else [None]
+    runs = [await run_one(app, dataset, limit, pages, policy) for policy in chosen]
+    scopes = [scope for r in runs for scope in r["scopes"]]
+    return {**runs[-1], "ablation": runs if len(runs) > 1 else [], "scopes": scopes}
+
+
+async def run_one(
+    app: App, dataset: Dataset, limit: int | None, pages: int, policy: RankingPolicy | None
+) -> dict[str, Any]:
     import secrets
 
+    retriever = retriever_for(app, policy)
     run_id = secrets.token_hex(3)
     corpora = {
         name: await ingest(app, name, docs, f"bench-learning-{dataset.name}:{run_id}-{name}")
@@ -125,14 +150,14 @@ async def run(app: App, dataset: Dataset, limit: int | None = None, pages: int =
     shared = [i for i in held if queries[i].gold & trained_gold.get(queries[i].corpus, set())]
     unrelated = [i for i in held if i not in set(shared)]
 
-    before = await _rank_all(app, corpora, queries, "before")
-    counts = await _train(app, corpora, [queries[i] for i in train], pages)
-    after = await _rank_all(app, corpora, queries, "after")
+    before = await _rank_all(app, corpora, queries, "before", retriever)
+    counts = await _train(app, corpora, [queries[i] for i in train], pages, retriever)
+    after = await _rank_all(app, corpora, queries, "after", retriever)
 
     slices = {"a_same_questions": train, "b_shared_evidence": shared, "c_unrelated": unrelated}
     report: dict[str, Any] = {
         "dataset": dataset.name,
-        "policy": app.services.recall.policy.version,
+        "policy": retriever.policy.version,
         "embedding_model": app.embedder.model_name,
         "feedback": counts,
         "max_pages": pages,
@@ -149,6 +174,18 @@ async def run(app: App, dataset: Dataset, limit: int | None = None, pages: int =
                 k: round(a[k] - b[k], 4) for k in ("recall@5", "recall@10", "ndcg@10", "mrr") if k in b
             },
             "pathways_after": pathway_report([after[i] for i in picks]),
+            "by_category": {
+                category: {
+                    "questions": after_c["questions"],
+                    "recall@5": [before_c.get("recall@5"), after_c.get("recall@5")],
+                    "recall@10": [before_c.get("recall@10"), after_c.get("recall@10")],
+                }
+                for (category, before_c), after_c in zip(
+                    by_category([before[i] for i in picks]).items(),
+                    by_category([after[i] for i in picks]).values(),
+                    strict=True,
+                )
+            },
         }
     return report
 
@@ -199,4 +236,33 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {p['associated_precision']:.3f} / {p['associated_precision_all']:.3f} "
             f"| {p['direct_precision_same_positions']:.3f} | {p['direct_precision']:.3f} |"
         )
+    categories = sorted({c for s in report["slices"].values() for c in s.get("by_category", {})})
+    if categories:
+        lines += [
+            "",
+            "Recall@5 before → after, by LoCoMo category:",
+            "",
+            "| slice | " + " | ".join(f"cat {c}" for c in categories) + " |",
+            "|---|" + "---:|" * len(categories),
+        ]
+        for name, s in report["slices"].items():
+            cells = []
+            for c in categories:
+                got = s.get("by_category", {}).get(c)
+                cells.append(f"{got['recall@5'][0]:.3f} → {got['recall@5'][1]:.3f}" if got else "–")
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if report.get("ablation"):
+        lines += [
+            "",
+            "Ablation (each policy on memories of its own), Δ recall@5 / Δ recall@10 per slice:",
+            "",
+            "| policy | " + " | ".join(report["slices"]) + " |",
+            "|---|" + "---:|" * len(report["slices"]),
+        ]
+        for run in report["ablation"]:
+            cells = [
+                f"{s['delta'].get('recall@5', 0):+.3f} / {s['delta'].get('recall@10', 0):+.3f}"
+                for s in run["slices"].values()
+            ]
+            lines.append(f"| `{run['policy']}` | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

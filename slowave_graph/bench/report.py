@@ -46,7 +46,33 @@ def markdown(result: dict[str, Any]) -> str:
             f"Retrieval latency (ms, embedding included): p50 {latency['p50']}, p95 {latency['p95']}, "
             f"p99 {latency['p99']}",
         ]
+    if result.get("ablation"):
+        lines += ["", *ablation_markdown(result["ablation"])]
     return "\n".join(lines) + "\n"
+
+
+def ablation_markdown(runs: list[dict[str, Any]]) -> list[str]:
+    """One row per policy on the same memories: what each part of retrieval moved."""
+    categories = sorted({c for run in runs for c in run["by_category"]})
+    lines = [
+        "Ablation (the same memories; recall@10 by category):",
+        "",
+        "| policy | R@5 | R@10 | nDCG@10 | R@5 errata | R@10 errata | "
+        + " | ".join(f"cat {c}" for c in categories)
+        + " | off-topic empty | p50 ms |",
+        "|---|" + "---:|" * (7 + len(categories)),
+    ]
+    for run in runs:
+        o, e = run["overall"], run["overall_errata_gold"]
+        cats = " | ".join(f"{run['by_category'].get(c, {}).get('recall@10', 0):.3f}" for c in categories)
+        probes = run.get("offtopic") or {}
+        share = f"{probes['empty_share']:.1%}" if probes else "–"
+        lines.append(
+            f"| `{run['policy']}` | {o['recall@5']:.3f} | {o['recall@10']:.3f} | {o['ndcg@10']:.3f} | "
+            f"{e['recall@5']:.3f} | {e['recall@10']:.3f} | {cats} | {share} | "
+            f"{(run.get('latency_ms') or {}).get('p50', '–')} |"
+        )
+    return lines
 
 
 def plot(result: dict[str, Any], path: Path) -> None:

@@ -13,11 +13,13 @@ from importlib import resources
 from typing import Any
 
 from slowave_graph.app import App
-from slowave_graph.bench.datasets import Dataset, Doc
+from slowave_graph.bench.datasets import Dataset, Doc, Query
 from slowave_graph.bench.metrics import Ranked, by_category, percentiles, summarize
 from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.contract.remember import RememberBatchResult, RememberRequest
 from slowave_graph.services.context import ClientInfo
+from slowave_graph.services.ranking import RankingPolicy
+from slowave_graph.services.retrieval import Retriever
 
 BATCH = 100
 BENCH_CLIENT = ClientInfo(name="slowave-graph-bench", version="1")
@@ -77,35 +79,40 @@ async def ingest(app: App, name: str, docs: list[Doc], scope: str) -> Corpus:
     return Corpus(scope, dict(refs_of))
 
 
-async def ranked_items(app: App, scope: str, question: str) -> list[tuple[str, str]]:
+def retriever_for(app: App, policy: RankingPolicy | None = None) -> Retriever:
+    """The retrieval code recall runs, with another policy when one is given (ablations)."""
+    served = app.services.recall.retriever
+    if policy is None or policy == served.policy:
+        return served
+    return Retriever(app.repo, app.embedder, policy, served.clock)
+
+
+async def ranked_items(
+    app: App, scope: str, question: str, retriever: Retriever | None = None
+) -> list[tuple[str, str]]:
     """(memory id, pathway) of the frozen catalog a recall with this question would page through,
     in order: the direct hits, then the associated ones."""
-    retriever = app.services.recall.retriever
+    retriever = retriever or app.services.recall.retriever
     catalog = await retriever.build(scope, await retriever.embed_cues([question]), "", page_size=10)
     return [(c.id, c.pathway) for c in catalog.memories]
 
 
-async def ranked_ids(app: App, scope: str, question: str) -> list[str]:
+async def ranked_ids(app: App, scope: str, question: str, retriever: Retriever | None = None) -> list[str]:
     """The frozen catalog a recall with this question would page through, in order."""
-    return [memory_id for memory_id, _ in await ranked_items(app, scope, question)]
+    return [memory_id for memory_id, _ in await ranked_items(app, scope, question, retriever)]
 
 
-async def run(app: App, dataset: Dataset, limit: int | None = None, probes: bool = True) -> dict[str, Any]:
-    run_id = secrets.token_hex(3)
-    corpora: dict[str, Corpus] = {}
-    started = time.perf_counter()
-    for name, docs in dataset.corpora.items():
-        corpora[name] = await ingest(app, name, docs, f"bench-{dataset.name}:{run_id}-{name}")
-    ingest_seconds = time.perf_counter() - started
-    doc_count = sum(len(d) for d in dataset.corpora.values())
-
-    queries = dataset.queries[:limit] if limit else dataset.queries
+async def measure(
+    app: App, corpora: dict[str, Corpus], queries: list[Query], retriever: Retriever, probes: bool
+) -> dict[str, Any]:
+    """One policy over ingested corpora: recall by category (both golds), the off-topic probes,
+    latency."""
     results, alt_results, latencies = [], [], []
-    bar = progress(len(queries), "queries")
+    bar = progress(len(queries), f"queries ({retriever.policy.version})")
     for q in queries:
         corpus = corpora[q.corpus]
         t0 = time.perf_counter()
-        ids = await ranked_ids(app, corpus.scope, q.text)
+        ids = await ranked_ids(app, corpus.scope, q.text, retriever)
         latencies.append((time.perf_counter() - t0) * 1000)
         items = [frozenset(corpus.refs_of.get(i, set())) for i in ids]
         results.append(Ranked(items, frozenset(q.gold), q.category))
@@ -119,17 +126,47 @@ async def run(app: App, dataset: Dataset, limit: int | None = None, probes: bool
         for corpus in corpora.values():
             for probe in offtopic_probes():
                 total += 1
-                empty += not await ranked_ids(app, corpus.scope, probe)
+                empty += not await ranked_ids(app, corpus.scope, probe, retriever)
         probe_report = {
             "probes": total,
             "empty": empty,
             "empty_share": round(empty / total, 4) if total else None,
         }
+    return {
+        "policy": retriever.policy.version,
+        "overall": summarize(results),
+        "overall_errata_gold": summarize(alt_results),
+        "by_category": by_category(results),
+        "offtopic": probe_report,
+        "latency_ms": percentiles(latencies),
+    }
 
+
+async def run(
+    app: App,
+    dataset: Dataset,
+    limit: int | None = None,
+    probes: bool = True,
+    policies: list[RankingPolicy] | None = None,
+) -> dict[str, Any]:
+    """Ingest once, then measure each policy (default: the server's) on the same memories. The
+    result's top-level figures are the last policy's; ``ablation`` has every policy's."""
+    run_id = secrets.token_hex(3)
+    corpora: dict[str, Corpus] = {}
+    started = time.perf_counter()
+    for name, docs in dataset.corpora.items():
+        corpora[name] = await ingest(app, name, docs, f"bench-{dataset.name}:{run_id}-{name}")
+    ingest_seconds = time.perf_counter() - started
+    doc_count = sum(len(d) for d in dataset.corpora.values())
+
+    queries = dataset.queries[:limit] if limit else dataset.queries
+    runs = [
+        await measure(app, corpora, queries, retriever_for(app, policy), probes)
+        for policy in (policies or [app.services.recall.policy])
+    ]
     return {
         "dataset": dataset.name,
         "run_id": run_id,
-        "policy": app.services.recall.policy.version,
         "embedding_model": app.embedder.model_name,
         "neo4j": app.db.server.version if app.db.server else None,
         "corpora": {
@@ -141,10 +178,7 @@ async def run(app: App, dataset: Dataset, limit: int | None = None, probes: bool
             "seconds": round(ingest_seconds, 2),
             "docs_per_second": round(doc_count / ingest_seconds, 1) if ingest_seconds else None,
         },
-        "overall": summarize(results),
-        "overall_errata_gold": summarize(alt_results),
-        "by_category": by_category(results),
-        "offtopic": probe_report,
-        "latency_ms": percentiles(latencies),
+        **runs[-1],
+        "ablation": runs if len(runs) > 1 else [],
         "scopes": [c.scope for c in corpora.values()],
     }

@@ -1,4 +1,5 @@
-"""`slowave-graph export | import | backup | restore | reembed`: moving and re-embedding the memory."""
+"""`slowave-graph export | import | backup | restore | reembed | concepts`: moving, re-embedding
+and re-deriving the memory."""
 
 from __future__ import annotations
 
@@ -73,6 +74,17 @@ def register(sub: Any, common: Common) -> None:
     reembed.add_argument("--batch", type=int, default=256, help="texts per embedding batch (default 256)")
     common(reembed)
     reembed.set_defaults(handler=_reembed)
+
+    concepts = sub.add_parser("concepts", help="the concept layer retrieval walks (what memories are about)")
+    concepts_sub = concepts.add_subparsers(dest="concepts_command", metavar="COMMAND", required=True)
+    fill = concepts_sub.add_parser(
+        "backfill",
+        help="extract and link the concepts of every memory stored without them, or by an older "
+        "extractor (idempotent; servers may keep running — each also does it at start-up)",
+    )
+    fill.add_argument("--page", type=int, default=500, help="memories per transaction (default 500)")
+    common(fill)
+    fill.set_defaults(handler=_concepts_backfill)
 
 
 def _report(result: dict[str, Any]) -> None:
@@ -255,5 +267,23 @@ def _reembed(args: argparse.Namespace, settings: Settings) -> int:
             "another model refuses to start"
         )
         return result
+
+    return _run(work)
+
+
+def _concepts_backfill(args: argparse.Namespace, settings: Settings) -> int:
+    async def work() -> dict[str, Any]:
+        from slowave_graph.app import open_database
+        from slowave_graph.graph.schema import ensure_schema
+        from slowave_graph.operator.concepts import backfill, pending
+        from slowave_graph.operator.progress import bar
+
+        async with open_database(settings) as db:
+            space = await db.run_read("embedding_space_get")
+            if space:  # the Concept constraint in place; a store without memories has no space yet
+                await ensure_schema(db, space[0]["model"], int(space[0]["dimension"]))
+            with bar(await pending(db), "concepts", unit="memories") as progress:
+                result = await backfill(db, page=args.page, progress=progress)
+        return result.summary()
 
     return _run(work)

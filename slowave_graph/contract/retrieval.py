@@ -9,18 +9,31 @@ from pydantic import Field
 from slowave_graph.contract.common import Output
 
 
+class Association(Output):
+    via: Literal["concept", "co_use"] = Field(
+        description="concept: it talks about the same specific things as a direct match; co_use: "
+        "agents used the two together before."
+    )
+    concepts: list[str] = Field(description="The shared concepts that led here (via concept).")
+    from_memory_id: str | None = Field(None, description="The direct match it is linked to.")
+
+
 class Provenance(Output):
     source_kind: Literal["event", "episode"]
     integration: str | None = Field(None, description="Name of the MCP client that stored the memory.")
     integration_version: str | None = None
     origin_scope: str | None = None
+    association: Association | None = Field(
+        None, description="Associated memories: why it came. Say irrelevant if it does not fit."
+    )
 
 
 class MemoryItem(Output):
     memory_id: str = Field(description="sch_N — use in slowave_feedback.")
     content: str
     pathway: Literal["direct", "associated"] = Field(
-        description="direct: matched the query; associated: linked to a direct match by past co-use."
+        description="direct: matched the query; associated: linked to a direct match in the memory "
+        "graph (shared concepts or past co-use), see provenance.association."
     )
     provenance: Provenance | None = None
 

@@ -74,6 +74,7 @@ async def memory(db: Database, memory_id: str) -> dict[str, Any] | None:
         "provenance": await _read(db, "dashboard_memory_provenance", id=memory_id),
         "supersession": await _read(db, "dashboard_memory_supersession", id=memory_id),
         "ledger": await _read(db, "dashboard_memory_ledger", id=memory_id, limit=200),
+        "concepts": await _read(db, "concepts_of_memory", id=memory_id),
         "graph": graph,
     }
 

@@ -41,8 +41,15 @@ class Associated(AsyncStructuredRel):
 class Exposed(AsyncStructuredRel):
     rank = IntegerProperty()
     pathway = StringProperty()
+    association = StringProperty()  # JSON: why an associated hit came
     page = IntegerProperty()
     at = DateTimeNeo4jFormatProperty()
+
+
+class Mentions(AsyncStructuredRel):
+    """(:Memory)-[:MENTIONS]->(:Concept): what a memory is about (services/concepts.py)."""
+
+    weight = FloatProperty()
 
 
 class Scope(AsyncStructuredNode):
@@ -50,6 +57,7 @@ class Scope(AsyncStructuredNode):
     kind = StringProperty()
     name = StringProperty()
     norm_key = StringProperty(index=True)
+    active_memories = IntegerProperty()  # the N of the concepts' weights (memory.cypher)
     created_at = DateTimeNeo4jFormatProperty()
 
 
@@ -75,6 +83,20 @@ class Episode(AsyncStructuredNode):
     recorded_at = DateTimeNeo4jFormatProperty()
 
 
+class Concept(AsyncStructuredNode):
+    """A thing memories of one scope talk about; unique per (scope, key) — a composite constraint
+    that schema.cypher creates (neomodel declares single-property ones only)."""
+
+    scope = StringProperty()
+    key = StringProperty()
+    name = StringProperty()
+    kind = StringProperty()  # entity | term
+    df = IntegerProperty()  # active memories that mention it
+    created_at = DateTimeNeo4jFormatProperty()
+
+    in_scope = AsyncRelationshipTo(Scope, "IN_SCOPE")
+
+
 class Memory(AsyncStructuredNode):
     uid = StringProperty(unique_index=True, db_property="id")
     active_key = StringProperty(unique_index=True)
@@ -94,8 +116,10 @@ class Memory(AsyncStructuredNode):
     created_at = DateTimeNeo4jFormatProperty()
     occurred_at = DateTimeNeo4jFormatProperty()
     last_reinforced_at = DateTimeNeo4jFormatProperty()
+    concepts_version = IntegerProperty()  # the extractor that linked its concepts
 
     derived_from = AsyncRelationshipTo(Event, "DERIVED_FROM", model=DerivedFrom)
+    mentions = AsyncRelationshipTo(Concept, "MENTIONS", model=Mentions)
     in_scope = AsyncRelationshipTo(Scope, "IN_SCOPE")
     supersedes = AsyncRelationshipTo("Memory", "SUPERSEDES", model=Supersedes)
     associated = AsyncRelationshipTo("Memory", "ASSOCIATED", model=Associated)
@@ -148,6 +172,7 @@ class Retrieval(AsyncStructuredNode):
     page_size = IntegerProperty()
     catalog_ids = ArrayProperty(StringProperty())
     catalog_pathways = ArrayProperty(StringProperty())
+    catalog_associations = ArrayProperty(StringProperty())
     relevant_total = IntegerProperty()
     pages_served = IntegerProperty()
     created_at = DateTimeNeo4jFormatProperty()

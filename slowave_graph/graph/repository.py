@@ -61,6 +61,7 @@ class ServedPage:
     rest_ids: list[str]
     catalog_ids: list[str]
     catalog_pathways: list[str]
+    catalog_associations: list[str]  # per item: why an associated hit came (JSON), "" for direct
     next_cursor_id: str | None
     relevant_total: int
     catalog_truncated: bool
@@ -95,7 +96,19 @@ class SearchRows:
 @dataclass(frozen=True)
 class CandidateContext:
     neighbours: list[dict[str, Any]]  # {id, neighbour, cosine}
+    walked: list[dict[str, Any]]  # {id, walk, paths: [{key, name, share, seeds}], similarities, …}
     associations: list[dict[str, Any]]  # {id, links: [{seed, strength}], content, type, …}
+
+
+@dataclass(frozen=True)
+class WalkLimits:
+    """How far the walk over concepts may spread (candidate_context in retrieval.cypher)."""
+
+    concept_fanout: int
+    walk_k: int
+    outside_k: int  # walked memories outside the pool described in full (associated candidates)
+    hub_share: float
+    hub_max: int
 
 
 VectorStrategy = Literal["auto", "filtered", "overfetch", "scan"]
@@ -141,6 +154,8 @@ class GraphRepository:
         client_name: str | None,
         client_version: str | None,
         principal: str,
+        concept_links: list[dict[str, Any]],
+        concepts_version: int,
         now: datetime,
     ) -> list[dict[str, Any]]:
         """Store claims of one call in one statement (remember_call: guard and write, idempotent
@@ -157,6 +172,8 @@ class GraphRepository:
             items=items,
             client_name=client_name,
             client_version=client_version,
+            concept_links=concept_links,
+            concepts_version=concepts_version,
             now=now,
             idle_before=now - timedelta(seconds=self.idle_timeout),
         )
@@ -304,6 +321,8 @@ class GraphRepository:
                 raise invalid("continue_from belongs to another session", "continue_from")
             await self._guard_session(tx, session_id, scope, now, principal)
             ids, pathways = list(cur["catalog_ids"]), list(cur["catalog_pathways"])
+            # catalogs frozen before associations carried their reasons have none
+            why = list(cur["catalog_associations"] or [""] * len(ids))
             pages = page_of(pathways, int(cur["page_size"]))
             number = int(cur["page"])
             if number > len(pages):
@@ -315,7 +334,10 @@ class GraphRepository:
                 self.db.q("expose_page"),
                 retrieval_id=cur["retrieval_id"],
                 page=number,
-                page_memories=[{"id": ids[i], "rank": i + 1, "pathway": pathways[i]} for i in positions],
+                page_memories=[
+                    {"id": ids[i], "rank": i + 1, "pathway": pathways[i], "association": why[i] or None}
+                    for i in positions
+                ],
                 next_cursor_id=next_id,
                 now=now,
             )
@@ -326,6 +348,7 @@ class GraphRepository:
                 rest_ids=[ids[i] for page in pages[number:] for i in page],
                 catalog_ids=ids,
                 catalog_pathways=pathways,
+                catalog_associations=why,
                 next_cursor_id=next_id,
                 relevant_total=int(cur["relevant_total"]),
                 catalog_truncated=bool(cur["catalog_truncated"]),
@@ -441,26 +464,42 @@ class GraphRepository:
         scope: str,
         context_ids: list[str],
         pool_ids: list[str],
+        associate_ids: list[str],
+        seeds: list[dict[str, Any]],
         embeddings: list[list[float]],
         now: datetime,
+        walk: WalkLimits,
         min_strength: float,
         half_life_days: float,
     ) -> CandidateContext:
-        """Episodic neighbours of the best candidates and learned associations of all of them,
-        in one read (see candidate_context in retrieval.cypher)."""
-        if not pool_ids:
-            return CandidateContext([], [])
-        found = await self.db.run_read(
-            "candidate_context",
-            scope=scope,
-            context_ids=context_ids,
-            pool_ids=pool_ids,
-            embeddings=embeddings,
-            now=now,
-            min_strength=min_strength,
-            half_life_days=half_life_days,
+        """Episodic neighbours of the best candidates and learned associations of the candidates
+        (candidate_context), and the walk over concepts from the seeds (concept_walk): two
+        independent reads at the same time, each on its own pooled connection."""
+
+        async def around() -> list[dict[str, Any]]:
+            if not (context_ids or associate_ids):
+                return []
+            return await self.db.run_read(
+                "candidate_context", scope=scope, context_ids=context_ids, associate_ids=associate_ids,
+                embeddings=embeddings, now=now, min_strength=min_strength, half_life_days=half_life_days,
+            )  # fmt: skip
+
+        async def walked() -> list[dict[str, Any]]:
+            if not seeds:
+                return []
+            return await self.db.run_read(
+                "concept_walk", scope=scope, seeds=seeds, pool_ids=pool_ids, embeddings=embeddings,
+                concept_fanout=walk.concept_fanout, walk_k=walk.walk_k, outside_k=walk.outside_k,
+                hub_share=walk.hub_share, hub_max=walk.hub_max,
+            )  # fmt: skip
+
+        context, reached = await asyncio.gather(around(), walked())
+        row = context[0] if context else {"neighbours": [], "associations": []}
+        return CandidateContext(
+            list(row["neighbours"]),
+            list(reached[0]["walked"]) if reached else [],
+            list(row["associations"]),
         )
-        return CandidateContext(list(found[0]["neighbours"]), list(found[0]["associations"]))
 
     async def experience(
         self, *, scope: str, embeddings: list[list[float]], min_similarity: float, k: int

@@ -30,13 +30,15 @@ from pydantic import TypeAdapter, ValidationError
 
 from slowave_graph import __version__
 from slowave_graph.app import App
-from slowave_graph.contract.common import ScopeStr, parse_rfc3339
+from slowave_graph.contract.common import ScopeStr
 from slowave_graph.contract.remember import RememberItem
 from slowave_graph.embedder import aembed_bulk
 from slowave_graph.graph.database import rows
 from slowave_graph.operator.progress import Progress, bar
 from slowave_graph.services import text
+from slowave_graph.services.concepts import EXTRACTOR_VERSION, concept_links
 from slowave_graph.services.context import LOCAL_PRINCIPAL, new_id, utcnow
+from slowave_graph.services.remember import memory_row
 
 CLIENT_NAME = "slowave-graph import"
 RECORD_KEYS = frozenset({"scope", "content", "type", "occurred_at"})
@@ -164,10 +166,7 @@ class _Importer:
         for record, vector in zip(batch, vectors, strict=True):
             groups.setdefault(record.scope, []).append({
                 "scope": record.scope, "scope_token": text.scope_token(record.scope),
-                "content": record.content, "type": record.type,
-                "occurred_at": parse_rfc3339(record.occurred_at) if record.occurred_at else None,
-                "active_key": text.active_key(record.scope, record.content),
-                "content_hash": text.content_hash(record.content), "embedding": vector,
+                **memory_row(record.scope, record.content, record.type, record.occurred_at, vector),
             })  # fmt: skip
         # rows() gives list parameters a short repr (the driver formats them for its debug log)
         items = [item for group in groups.values() for item in group]
@@ -190,7 +189,9 @@ class _Importer:
                 item["session_id"] = opened[item["scope"]]
             [counts] = await rows(
                 tx, self.app.db.q("bulk_remember_memories"), items=items,
-                sessions=[opened[scope] for scope in scopes], now=utcnow(), call_id=call_id, **self.client,
+                sessions=[opened[scope] for scope in scopes], now=utcnow(), call_id=call_id,
+                concept_links=concept_links([(item["scope"], item["content"]) for item in items]),
+                concepts_version=EXTRACTOR_VERSION, **self.client,
             )  # fmt: skip
             sessions.update(opened)
             return counts

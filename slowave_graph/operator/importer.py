@@ -21,6 +21,7 @@ from neo4j.exceptions import ConstraintError
 from slowave_graph.embedder import Embedder, aembed_bulk
 from slowave_graph.graph.database import Database, rows
 from slowave_graph.operator.codec import decode_props
+from slowave_graph.operator.concepts import backfill as link_concepts
 from slowave_graph.operator.export import Tally
 from slowave_graph.operator.model import (
     FORMAT_VERSION,
@@ -287,9 +288,12 @@ async def import_export(
         elif "rel" in record:
             await writer.add_rel(record)
     await writer.flush()
+    # the concept layer is derived from the memories' text, not carried by the file
+    linked = await link_concepts(db)
     return {
         **writer.written,
         "scopes": file.scopes,
         "counters": len(file.counters),
         "reembedded": not reuse,
+        "concepts_linked": linked.memories,
     }

@@ -34,6 +34,10 @@ RELATIONSHIP_TYPES = (
     "NEXT",
 )
 
+# Derived from the memories' text, so not carried by an export (an import links them again:
+# operator/concepts.py), together with the Concept nodes they lead to.
+DERIVED_RELATIONSHIPS = ("MENTIONS",)
+
 
 class FormatError(ValueError):
     """A file that is not a (complete, intact) slowave-graph export."""

@@ -39,9 +39,16 @@ VECTOR_PROPERTY = {"Memory": "embedding", "Procedure": "embedding", "Retrieval":
 # Index copies the database keeps beside a stored vector. An export leaves them out (they are not
 # content, and an export's checksum should not depend on them); an import derives them again.
 DERIVED_PROPERTIES = {"Retrieval": ("experience_embedding",)}
-# Bookkeeping of the index copies, left out of exports likewise: experience_pending marks a learned
-# retrieval whose copy is not made yet (index_pending_experience), and an import makes it at once.
-_BOOKKEEPING = {"Retrieval": ("experience_pending",)}
+# Bookkeeping of derived data, left out of exports likewise: experience_pending marks a learned
+# retrieval whose copy is not made yet (index_pending_experience), and an import makes it at once;
+# concepts_version marks a memory whose concepts are linked — the concept layer (Concept nodes,
+# MENTIONS) is not exported, and an import links it again (operator/concepts.py); the scope's
+# count of active memories is recounted there too.
+_BOOKKEEPING = {
+    "Retrieval": ("experience_pending",),
+    "Memory": ("concepts_version",),
+    "Scope": ("active_memories",),
+}
 
 # Every vector property by label, stored as float32 on import (see the header of schema.cypher).
 STORED_VECTORS = {label: [key, *DERIVED_PROPERTIES.get(label, ())] for label, key in VECTOR_PROPERTY.items()}

@@ -14,72 +14,120 @@ seven hits.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from slowave_graph.config import GraphUse
 from slowave_graph.services.text import term_coverage
 from slowave_graph.services.timeframe import Window
 
 
 @dataclass(frozen=True)
 class RankingPolicy:
-    version: str = "hybrid-v4"
-    # admission: cosine + lexical_weight * coverage² must reach the floor, and the cosine must lie
-    # within the margin of the cue's best; a neighbour of a qualified memory needs context_floor
-    floor: float = 0.45
-    margin: float = 0.30
-    lexical_weight: float = 0.30
-    context_floor: float = 0.30
-    # order: cosine + bm25_weight * BM25/best-BM25 + salience prior + neighbour_weight * neighbour
-    bm25_weight: float = 0.40
+    """The numbers of ranking. Cosines are read in calibrated units (services/calibration.py: how
+    far above the cue's cosines to unrelated reference statements), so the same numbers serve
+    every embedding model; "units" below are those. The defaults were set on all-MiniLM-L6-v2,
+    where one unit is ~0.09 of cosine (docs/retrieval.md)."""
+
+    version: str = "graph-v1"
+    # Which parts of the graph take part (``bench retrieval --policy`` compares them): direct —
+    # vector and full-text only; concepts — plus the walk over shared concepts from the best direct
+    # hits; walk — plus episodic context (NEXT neighbours); full — plus learned co-use
+    # (ASSOCIATED) in the walk and as associated hits.
+    graph: GraphUse = "full"
+    # admission: z + lexical_weight * coverage² must reach the floor, and z must lie within the
+    # margin of the cue's best; a neighbour of a qualified memory needs context_floor
+    floor: float = 4.5
+    margin: float = 4.0
+    lexical_weight: float = 3.3
+    context_floor: float = 2.9
+    # order: z + bm25_weight * BM25/best-BM25 + salience prior + experience + time
+    #        + walk_weight * (the concept walk, standardised over the pool)
+    #        + association_weight * (learned co-use from the best direct hits)
+    #        + neighbour_weight * neighbour
+    bm25_weight: float = 4.4
     neighbour_weight: float = 0.30
     # a question that names a date ("in July 2023", "on October 13, 2023"): memories whose time
     # (occurred_at, else recorded) lies in it, or up to time_grace_days after (events are often
     # told a few days later), are lifted by time_weight — an order signal, never a filter (the
     # date in a question can be wrong, and the memory may be undated)
-    time_weight: float = 0.20
+    time_weight: float = 2.2
     time_grace_days: float = 7.0
     # bounded learned prior: (salience - 0.5) * weight, salience in [0, 1]; a tie-breaker — a
     # larger weight lifted helpful memories into unrelated questions (bench learning, slice c)
-    salience_weight: float = 0.02
-    # experience: feedback on past retrievals whose question is this close (cosine) carries over
-    # (0.75 let templated but different questions inherit each other's answers: slice c dropped);
-    # value = similarity * (helped 1, no_effect 0.25, harmed -1, irrelevant -0.5 when nearly the
-    # same question); added to the order with this weight; at experience_admit a memory qualifies
-    experience_min_similarity: float = 0.85
+    salience_weight: float = 0.22
+    # experience: feedback on past retrievals whose question is this close carries over — in
+    # units of the model's question-to-question scale (calibration.py; 7.8 is a cosine of 0.85
+    # with all-MiniLM-L6-v2: 0.75 let templated but different questions inherit each other's
+    # answers); value = similarity * (helped 1, no_effect 0.25, harmed -1, irrelevant -0.5 when
+    # nearly the same question); added to the order with this weight; at experience_admit a
+    # memory qualifies
+    experience_min_similarity: float = 7.8
     experience_k: int = 5
-    experience_weight: float = 0.30
+    experience_weight: float = 3.3
     experience_admit: float = 0.90
-    irrelevant_similarity: float = 0.90
+    irrelevant_similarity: float = 8.4
     # candidates fetched per query vector and from the full-text index; neighbours are looked up
     # for the best context_k candidates (context only matters near the top)
     candidate_k: int = 50
     context_k: int = 40
-    # associated hits: minimum decayed edge strength, at most this many, edge half-life
+    # the walk: from the walk_seeds best direct candidates over their concepts (each weighing
+    # log((N + 1) / (df + 0.5)) in a scope of N active memories) to the memories that mention the
+    # same ones, along at most concept_fanout concepts and walk_k memories. A concept in fewer
+    # than 2 memories connects nothing; one in more than hub_share of the scope (or hub_max
+    # memories) is a hub — a speaker, the project — and is not walked.
+    walk_seeds: int = 5
+    walk_weight: float = 0.6
+    concept_fanout: int = 16
+    walk_k: int = 200
+    hub_share: float = 0.05
+    hub_max: int = 100
+    # learned co-use: the decayed ASSOCIATED strength from the seeds (weights sum to 1) adds this
+    # much to the order
+    association_weight: float = 3.0
+    # associated hits: minimum decayed edge strength, at most this many, edge half-life; a memory
+    # the walk reaches is an associated hit when its walk evidence is at least associated_walk_share
+    # of the best direct hit's and its z reaches associated_floor
     associated_min_strength: float = 0.2
     associated_max: int = 10
     association_half_life_days: float = 90.0
-    # procedures: applicability floor and margin (cosine of the cues to goal + summary + context),
+    associated_walk_share: float = 0.3
+    associated_floor: float = 2.9
+    # procedures: applicability floor and margin (z of the cues to goal + summary + context),
     # at most this many per page, and the weight of their helped/harmed record
-    procedure_floor: float = 0.35
-    procedure_margin: float = 0.25
+    procedure_floor: float = 3.1
+    procedure_margin: float = 2.8
     procedures_per_page: int = 3
-    procedure_record_weight: float = 0.05
+    procedure_record_weight: float = 0.55
+
+    @property
+    def uses_concepts(self) -> bool:
+        return self.graph != "direct"
+
+    @property
+    def uses_next(self) -> bool:
+        return self.graph in ("walk", "full")
+
+    @property
+    def uses_associations(self) -> bool:
+        return self.graph == "full"
 
 
 DEFAULT_POLICY = RankingPolicy()
 
 
-def policy_for(candidate_k: int) -> RankingPolicy:
-    """The default policy at another retrieval depth; its version says so, since results differ."""
-    if candidate_k == DEFAULT_POLICY.candidate_k:
+def policy_for(candidate_k: int, graph: GraphUse = "full") -> RankingPolicy:
+    """The default policy at another retrieval depth or with less of the graph; its version says
+    so, since results differ."""
+    if candidate_k == DEFAULT_POLICY.candidate_k and graph == DEFAULT_POLICY.graph:
         return DEFAULT_POLICY
-    return replace(
-        DEFAULT_POLICY,
-        candidate_k=candidate_k,
-        version=f"{DEFAULT_POLICY.version}-k{candidate_k}",
-    )
+    version = DEFAULT_POLICY.version
+    if graph != DEFAULT_POLICY.graph:
+        version += f"-{graph}"
+    if candidate_k != DEFAULT_POLICY.candidate_k:
+        version += f"-k{candidate_k}"
+    return replace(DEFAULT_POLICY, candidate_k=candidate_k, graph=graph, version=version)
 
 
 @dataclass
@@ -95,11 +143,33 @@ class Candidate:
     cosine: float | None = None  # best over the cues
     cosines: dict[int, float] = field(default_factory=dict)  # per cue (query vector)
     bm25: float | None = None
-    strength: float | None = None  # associated pathway
+    strength: float | None = None  # associated pathway: the evidence that brought it
     occurred_at: float | None = None  # epoch seconds: when it happened, else when recorded
     score: float = 0.0
     pathway: str = "direct"
     notes: dict[str, float] = field(default_factory=dict)
+    # associated pathway: why it came — via concepts or co-use, from which direct hit
+    association: dict[str, Any] | None = None
+
+
+Baselines = Sequence[tuple[float, float]]  # per cue: (mean, sd) of its unrelated cosines
+
+
+def calibrated(cosine: float, qi: int, baselines: Baselines | None) -> float:
+    """A cue's cosine in calibrated units (identity without baselines: tests state raw cosines)."""
+    if baselines is None or qi >= len(baselines):
+        return cosine
+    mean, sd = baselines[qi]
+    return (cosine - mean) / sd
+
+
+def _zs(cand: Candidate, baselines: Baselines | None) -> dict[int, float]:
+    return {qi: calibrated(cos, qi, baselines) for qi, cos in cand.cosines.items()}
+
+
+def _best_z(cand: Candidate, baselines: Baselines | None) -> float:
+    zs = _zs(cand, baselines)
+    return max(zs.values()) if zs else -math.inf
 
 
 def merge_candidates(
@@ -143,17 +213,19 @@ _EXPERIENCE_VALUE = {("used", "helped"): 1.0, ("used", "no_effect"): 0.25, ("use
 
 
 def experience_scores(
-    rows: Iterable[dict[str, object]], policy: RankingPolicy = DEFAULT_POLICY
+    rows: Iterable[dict[str, object]], policy: RankingPolicy = DEFAULT_POLICY, irrelevant_at: float = 0.9
 ) -> dict[str, float]:
     """Per memory: the strongest positive plus the strongest negative lesson of similar past
-    questions (each weighted by how similar the past question is)."""
+    questions (each weighted by how similar the past question is). An irrelevant mark counts only
+    from a past question at least ``irrelevant_at`` similar (cosine; ``policy.irrelevant_similarity``
+    on the model's question scale)."""
     best: dict[str, float] = {}
     worst: dict[str, float] = {}
     for row in rows:
         similarity = _float(row.get("similarity"), 0.0)
         assessment, effect = str(row.get("assessment")), str(row.get("effect") or "helped")
         value = _EXPERIENCE_VALUE.get((assessment, effect), 0.0)
-        if assessment == "irrelevant" and similarity >= policy.irrelevant_similarity:
+        if assessment == "irrelevant" and similarity >= irrelevant_at:
             value = -0.5
         memory_id = str(row["id"])
         if value > 0:
@@ -161,6 +233,14 @@ def experience_scores(
         elif value < 0:
             worst[memory_id] = min(worst.get(memory_id, 0.0), similarity * value)
     return {m: best.get(m, 0.0) + worst.get(m, 0.0) for m in set(best) | set(worst)}
+
+
+def suppressed(rows: Iterable[dict[str, object]]) -> set[str]:
+    """Memories that feedback on a similar past question (every experience row is one) marked
+    irrelevant: the graph stops leading to them for questions like it — an associated hit that did
+    not fit is not offered again, and the walk no longer lifts it. Its direct ranking is left to
+    ``experience_scores``: irrelevant is about a question, never a verdict on the memory."""
+    return {str(r["id"]) for r in rows if r.get("assessment") == "irrelevant"}
 
 
 def in_time(cand: Candidate, windows: list[Window], policy: RankingPolicy = DEFAULT_POLICY) -> bool:
@@ -172,18 +252,96 @@ def in_time(cand: Candidate, windows: list[Window], policy: RankingPolicy = DEFA
 
 
 def fused_order(
-    pool: dict[str, Candidate], policy: RankingPolicy = DEFAULT_POLICY, windows: Iterable[Window] = ()
+    pool: dict[str, Candidate],
+    policy: RankingPolicy = DEFAULT_POLICY,
+    windows: Iterable[Window] = (),
+    baselines: Baselines | None = None,
 ) -> list[str]:
-    """Candidate ids by fused score before context (to pick whose neighbours to look up)."""
+    """Candidate ids by fused score before the graph has a say (to pick the walk's seeds and whose
+    neighbours to look up)."""
     max_bm25 = max((c.bm25 or 0.0) for c in pool.values()) if pool else 0.0
     dated = list(windows)
 
     def fused(c: Candidate) -> float:
         lexical = (c.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
         timely = policy.time_weight if in_time(c, dated, policy) else 0.0
-        return (c.cosine if c.cosine is not None else -1.0) + policy.bm25_weight * lexical + timely
+        return _best_z(c, baselines) + policy.bm25_weight * lexical + timely
 
     return [c.id for c in sorted(pool.values(), key=lambda c: (-fused(c), c.id))]
+
+
+def walk_seeds(order: Sequence[str], policy: RankingPolicy = DEFAULT_POLICY) -> list[dict[str, Any]]:
+    """Where the walk starts: the best direct candidates, the first weighing most (1/rank,
+    weights summing to 1)."""
+    top = list(order[: policy.walk_seeds])
+    total = sum(1.0 / (rank + 1) for rank in range(len(top)))
+    return [{"id": memory_id, "weight": 1.0 / (rank + 1) / total} for rank, memory_id in enumerate(top)]
+
+
+@dataclass
+class Walk:
+    """What spreading activation from the seeds found (candidate_context in retrieval.cypher).
+
+    ``concept``: per memory, the activation that reached it over shared concepts; ``paths``: the
+    concepts (and the seeds) it came through, strongest first; ``co_use``: per memory, the learned
+    ASSOCIATED strength from the seeds, weighted like them; ``co_use_from``: its strongest seed."""
+
+    concept: dict[str, float] = field(default_factory=dict)
+    paths: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    co_use: dict[str, float] = field(default_factory=dict)
+    co_use_from: dict[str, str] = field(default_factory=dict)
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # walked memories' fields
+    seeds: set[str] = field(default_factory=set)
+
+
+def walk_of(
+    walked: Iterable[dict[str, Any]],
+    associations: Iterable[dict[str, Any]],
+    seeds: Sequence[dict[str, Any]],
+    policy: RankingPolicy = DEFAULT_POLICY,
+    suppressed: Iterable[str] = (),
+) -> Walk:
+    """The walk's evidence per memory. ``suppressed``: memories that feedback on a similar question
+    marked irrelevant — the paths to them are dropped."""
+    blocked = set(suppressed)
+    out = Walk(seeds={str(s["id"]) for s in seeds})
+    if policy.uses_concepts:
+        for row in walked:
+            memory_id = str(row["id"])
+            if memory_id in blocked:
+                continue
+            out.concept[memory_id] = _float(row.get("walk"), 0.0)
+            out.paths[memory_id] = list(row.get("paths") or [])
+            out.rows[memory_id] = row
+    if policy.uses_associations:
+        weight = {str(s["id"]): float(s["weight"]) for s in seeds}
+        for row in associations:
+            memory_id = str(row["id"])
+            if memory_id in blocked:
+                continue
+            links = [
+                (weight[str(link["seed"])], float(link["strength"]), str(link["seed"]))
+                for link in row["links"]
+                if str(link["seed"]) in weight
+            ]
+            if links:
+                out.co_use[memory_id] = sum(w * strength for w, strength, _ in links)
+                out.co_use_from[memory_id] = max(links, key=lambda x: (x[0] * x[1], x[2]))[2]
+    return out
+
+
+def _standardised(values: dict[str, float], ids: Iterable[str]) -> dict[str, float]:
+    """``values`` over ``ids`` (missing = 0) as z-scores over those ids: the walk's raw activation
+    depends on the scope's size and concepts, its rank among the candidates does not."""
+    keys = list(ids)
+    if not keys or not values:
+        return {}
+    xs = [values.get(k, 0.0) for k in keys]
+    mean = sum(xs) / len(xs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / len(xs))
+    if sd <= 1e-12:
+        return {}
+    return {k: (values.get(k, 0.0) - mean) / sd for k in keys}
 
 
 def admit_direct(
@@ -193,74 +351,84 @@ def admit_direct(
     policy: RankingPolicy = DEFAULT_POLICY,
     experience: dict[str, float] | None = None,
     windows: Iterable[Window] = (),
+    baselines: Baselines | None = None,
+    walk: Walk | None = None,
 ) -> list[Candidate]:
     """The relevance-qualified direct hits, best first.
 
     Admission. Each cue (a question, a goal, one sentence of a task that asks several things) is
-    judged on its own: a memory qualifies when, for some cue, its cosine plus a lexical lift clears
-    the floor and its cosine lies within the margin of that cue's best hit. The lift is
-    ``lexical_weight * coverage**2`` where coverage is the share of the cue's topical terms the
-    memory contains: all terms present counts fully, one shared name out of three barely at all.
-    A memory recorded right next to a qualified one (NEXT, same session) also qualifies if its own
-    lifted cosine clears a lower context floor — the answer often sits next to the turn that names
-    the topic. There is no count quota: an off-topic question admits nothing.
+    judged on its own, its cosines in calibrated units (z, see ``calibrated``): a memory qualifies
+    when, for some cue, its z plus a lexical lift clears the floor and its z lies within the margin
+    of that cue's best hit. The lift is ``lexical_weight * coverage**2`` where coverage is the
+    share of the cue's topical terms the memory contains: all terms present counts fully, one
+    shared name out of three barely at all. A memory recorded right next to a qualified one (NEXT,
+    same session) also qualifies if its own lifted z clears a lower context floor — the answer
+    often sits next to the turn that names the topic. There is no count quota: an off-topic
+    question admits nothing. The graph orders but never admits a direct hit.
 
     Experience: a memory that feedback on a very similar earlier question marked as helpful
     qualifies, and every experience value moves the order (see ``experience_scores``); irrelevant
     marks only lower the order for nearly the same question — they never hide a memory.
 
-    Order. fused = best cosine + bm25_weight * BM25 / best BM25 in the pool + bounded salience
-    prior + experience_weight * experience + time_weight when the memory's time lies in a date the
-    question names (``windows``), then + neighbour_weight * the best neighbour's fused score (its
-    cosine when it is not a candidate itself).
+    Order. fused = best z + bm25_weight * BM25 / best BM25 in the pool + bounded salience prior +
+    experience_weight * experience + time_weight when the memory's time lies in a date the
+    question names (``windows``) + walk_weight * the concept walk's activation standardised over
+    the pool + association_weight * learned co-use from the best candidates (``walk``), then +
+    neighbour_weight * the best neighbour's fused score (its z when it is not a candidate itself).
     """
     experience = experience or {}
     dated = list(windows)
     if not pool:
         return []
-    cues = sorted({qi for cand in pool.values() for qi in cand.cosines})
-    best = {qi: max(c.cosines.get(qi, -1.0) for c in pool.values()) for qi in cues}
+    zs = {cand.id: _zs(cand, baselines) for cand in pool.values()}
+    cues = sorted({qi for z in zs.values() for qi in z})
+    best = {qi: max(z.get(qi, -math.inf) for z in zs.values()) for qi in cues}
     max_bm25 = max((c.bm25 or 0.0) for c in pool.values())
+    concept_walk = {}
+    if walk is not None and policy.uses_concepts:
+        concept_walk = _standardised(walk.concept, pool)
+    co_use = walk.co_use if walk is not None and policy.uses_associations else {}
     fused: dict[str, float] = {}
     qualified: set[str] = set()
     for cand in pool.values():
+        z = max(zs[cand.id].values(), default=-math.inf)
         prior = (min(max(cand.salience, 0.0), 1.0) - 0.5) * policy.salience_weight
         lexical = (cand.bm25 or 0.0) / max_bm25 if max_bm25 > 0 else 0.0
         learned = experience.get(cand.id, 0.0)
         timely = policy.time_weight if in_time(cand, dated, policy) else 0.0
+        graph = policy.walk_weight * concept_walk.get(cand.id, 0.0)
+        graph += policy.association_weight * co_use.get(cand.id, 0.0)
         fused[cand.id] = (
-            (cand.cosine if cand.cosine is not None else -1.0)
-            + policy.bm25_weight * lexical
-            + prior
-            + policy.experience_weight * learned
-            + timely
+            z + policy.bm25_weight * lexical + prior + policy.experience_weight * learned + timely + graph
         )
         if learned >= policy.experience_admit or any(
-            cosine >= best[qi] - policy.margin
-            and _lifted_reaches(cosine, _terms(cue_terms, qi), cand.content, policy.floor, policy)
-            for qi, cosine in cand.cosines.items()
+            cz >= best[qi] - policy.margin
+            and _lifted_reaches(cz, _terms(cue_terms, qi), cand.content, policy.floor, policy)
+            for qi, cz in zs[cand.id].items()
         ):
             qualified.add(cand.id)
         cand.notes = {
-            "cosine": cand.cosine or -1.0, "bm25": lexical, "prior": prior, "experience": learned,
-            "time": timely,
+            "z": z, "bm25": lexical, "prior": prior, "experience": learned, "time": timely, "graph": graph,
         }  # fmt: skip
     adjacent: dict[str, list[tuple[str, float]]] = {}
-    for row in neighbours:
-        adjacent.setdefault(str(row["id"]), []).append(
-            (str(row["neighbour"]), _float(row.get("cosine"), -1.0))
-        )
+    if policy.uses_next:
+        for row in neighbours:
+            cosine = _float(row.get("cosine"), -1.0)
+            # a neighbour that is not a candidate itself counts with its z to the first cue
+            adjacent.setdefault(str(row["id"]), []).append(
+                (str(row["neighbour"]), calibrated(cosine, 0, baselines))
+            )
     admitted = []
     for cand in pool.values():
         around = adjacent.get(cand.id, [])
-        context = max((fused.get(n, cos) for n, cos in around), default=None)
+        context = max((fused.get(n, z) for n, z in around), default=None)
         cand.score = fused[cand.id] + (policy.neighbour_weight * context if context is not None else 0.0)
         cand.notes["context"] = context if context is not None else 0.0
         if cand.id in qualified or (
             any(n in qualified for n, _ in around)
             and any(
-                _lifted_reaches(cosine, _terms(cue_terms, qi), cand.content, policy.context_floor, policy)
-                for qi, cosine in cand.cosines.items()
+                _lifted_reaches(cz, _terms(cue_terms, qi), cand.content, policy.context_floor, policy)
+                for qi, cz in zs[cand.id].items()
             )
         ):
             cand.pathway = "direct"
@@ -274,40 +442,101 @@ def _terms(cue_terms: list[list[str]], qi: int) -> list[str]:
 
 
 def _lifted_reaches(
-    cosine: float, terms: list[str], content: str, threshold: float, policy: RankingPolicy
+    z: float, terms: list[str], content: str, threshold: float, policy: RankingPolicy
 ) -> bool:
-    """Whether cosine + lexical_weight * coverage² reaches ``threshold``. The coverage (a scan of
-    the memory's text) is computed only when it decides: coverage lies in [0, 1], so a cosine at
-    the threshold reaches it anyway and one below threshold - lexical_weight cannot. Most of a
-    pool is one or the other (admit_direct's time was mostly these scans)."""
-    if cosine >= threshold:
+    """Whether z + lexical_weight * coverage² reaches ``threshold``. The coverage (a scan of the
+    memory's text) is computed only when it decides: coverage lies in [0, 1], so a z at the
+    threshold reaches it anyway and one below threshold - lexical_weight cannot. Most of a pool is
+    one or the other (admit_direct's time was mostly these scans)."""
+    if z >= threshold:
         return True
-    if cosine + policy.lexical_weight < threshold:
+    if z + policy.lexical_weight < threshold:
         return False
-    return cosine + policy.lexical_weight * term_coverage(terms, content) ** 2 >= threshold
+    return z + policy.lexical_weight * term_coverage(terms, content) ** 2 >= threshold
 
 
-def order_associated(rows: Iterable[dict[str, object]], exclude: set[str]) -> list[Candidate]:
-    out: list[Candidate] = []
-    for row in rows:
-        memory_id = str(row["id"])
-        if memory_id in exclude:
-            continue
-        out.append(
-            Candidate(
-                id=memory_id,
-                content=str(row["content"]),
-                type=str(row["type"]),
-                salience=_float(row.get("salience"), 0.5),
-                integration=_opt_str(row.get("integration")),
-                integration_version=_opt_str(row.get("integration_version")),
-                strength=_float(row.get("strength"), 0.0),
-                pathway="associated",
-            )
-        )
-        exclude.add(memory_id)
-    out.sort(key=lambda c: (-(c.strength or 0.0), c.id))
-    return out
+def admit_associated(
+    direct: Sequence[Candidate],
+    walk: Walk,
+    associations: Iterable[dict[str, Any]],
+    policy: RankingPolicy = DEFAULT_POLICY,
+    baselines: Baselines | None = None,
+    pool: dict[str, Candidate] | None = None,
+) -> list[Candidate]:
+    """Associated hits: memories the graph links to admitted direct hits, each with why it came.
+
+    - over concepts (the walk): its activation is at least ``associated_walk_share`` of the best
+      direct hit's, and its own z reaches ``associated_floor`` — sharing a word with a good answer
+      is not enough to be about the question;
+    - over learned co-use (ASSOCIATED, ``policy.graph`` full): a link of decayed strength at least
+      ``associated_min_strength`` to an admitted direct hit.
+
+    No direct hit, no associated hit: an off-topic question still gets an empty list. Ordered by
+    their evidence (the concept share or the co-use strength), at most ``associated_max``."""
+    if not direct:
+        return []
+    taken = {c.id for c in direct}
+    found: dict[str, Candidate] = {}
+    if policy.uses_concepts and walk.concept:
+        top = max((walk.concept.get(c.id, 0.0) for c in direct), default=0.0)
+        for memory_id, activation in walk.concept.items():
+            known = (pool or {}).get(memory_id)  # a candidate already: its cosines are known
+            row = walk.rows.get(memory_id)
+            if memory_id in taken or (known is None and row is None) or top <= 0:
+                continue
+            share = activation / top
+            if known is not None:
+                z = _best_z(known, baselines)
+            else:
+                assert row is not None
+                similarities = row.get("similarities") or []
+                z = max(
+                    (calibrated(float(v), qi, baselines) for qi, v in enumerate(similarities)),
+                    default=-math.inf,
+                )
+            if share < policy.associated_walk_share or z < policy.associated_floor:
+                continue
+            paths = walk.paths.get(memory_id, [])
+            seeds = [s for p in paths for s in (p.get("seeds") or []) if s in taken]
+            if known is not None:
+                cand = replace(known, strength=min(share, 1.0), pathway="associated")
+            else:
+                assert row is not None
+                cand = _associated(row, min(share, 1.0))
+            cand.association = {
+                "via": "concept",
+                "concepts": [str(p["name"]) for p in paths][:3],
+                "from_memory_id": seeds[0] if seeds else None,
+            }
+            found[memory_id] = cand
+    if policy.uses_associations:
+        for row in associations:
+            memory_id = str(row["id"])
+            links = [link for link in row["links"] if str(link["seed"]) in taken]
+            if memory_id in taken or not links:
+                continue
+            link = max(links, key=lambda x: (float(x["strength"]), str(x["seed"])))
+            strength = float(link["strength"])
+            if memory_id in found and (found[memory_id].strength or 0.0) >= strength:
+                continue
+            cand = _associated(row, strength)
+            cand.association = {"via": "co_use", "concepts": [], "from_memory_id": str(link["seed"])}
+            found[memory_id] = cand
+    ordered = sorted(found.values(), key=lambda c: (-(c.strength or 0.0), c.id))
+    return ordered[: policy.associated_max]
+
+
+def _associated(row: dict[str, Any], strength: float) -> Candidate:
+    return Candidate(
+        id=str(row["id"]),
+        content=str(row["content"]),
+        type=str(row["type"]),
+        salience=_float(row.get("salience"), 0.5),
+        integration=_opt_str(row.get("integration")),
+        integration_version=_opt_str(row.get("integration_version")),
+        strength=strength,
+        pathway="associated",
+    )
 
 
 def procedure_record(helped: int, harmed: int) -> float:
@@ -316,22 +545,22 @@ def procedure_record(helped: int, harmed: int) -> float:
 
 
 def rank_procedures(
-    rows: Iterable[dict[str, Any]], policy: RankingPolicy = DEFAULT_POLICY
+    rows: Iterable[dict[str, Any]], policy: RankingPolicy = DEFAULT_POLICY, baselines: Baselines | None = None
 ) -> list[dict[str, Any]]:
     """Applicable procedures, best first: applicability plus a bounded bonus for their record, so
     a proven procedure goes ahead of an equally applicable one that harmed."""
     found = [dict(r) for r in rows]
     if not found:
         return []
-    best = max(float(r["cosine"]) for r in found)
+    for r in found:
+        similarities = r.get("similarities") or [r["cosine"]]
+        r["z"] = max(calibrated(float(v), qi, baselines) for qi, v in enumerate(similarities))
+    best = max(float(r["z"]) for r in found)
     admitted = [
-        r
-        for r in found
-        if float(r["cosine"]) >= policy.procedure_floor
-        and float(r["cosine"]) >= best - policy.procedure_margin
+        r for r in found if r["z"] >= policy.procedure_floor and r["z"] >= best - policy.procedure_margin
     ]
     for r in admitted:
-        r["score"] = float(r["cosine"]) + policy.procedure_record_weight * procedure_record(
+        r["score"] = r["z"] + policy.procedure_record_weight * procedure_record(
             int(r.get("helped") or 0), int(r.get("harmed") or 0)
         )
     admitted.sort(key=lambda r: (-r["score"], str(r["id"])))

@@ -19,9 +19,25 @@ from slowave_graph.errors import ServiceError
 from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.services import text
+from slowave_graph.services.concepts import EXTRACTOR_VERSION, concept_links
 from slowave_graph.services.context import ClientInfo, new_id, utcnow
 
 log = logging.getLogger(__name__)
+
+
+def memory_row(
+    scope: str, content: str, type_: str, occurred_at: str | None, embedding: list[float]
+) -> dict[str, Any]:
+    """A claim as the write statements store it (remember_call, bulk_remember_memories): its
+    duplicate key, hash, time and vector (its concepts go apart: ``concept_links``)."""
+    return {
+        "content": content,
+        "type": type_,
+        "occurred_at": parse_rfc3339(occurred_at) if occurred_at else None,
+        "active_key": text.active_key(scope, content),
+        "content_hash": text.content_hash(content),
+        "embedding": embedding,
+    }
 
 
 class RememberService:
@@ -38,15 +54,7 @@ class RememberService:
         items = req.items()
         vectors = await self.embedder.aembed([item.content for item in items])
         rows = [
-            {
-                "index": index,
-                "content": item.content,
-                "type": item.type,
-                "occurred_at": parse_rfc3339(item.occurred_at) if item.occurred_at else None,
-                "active_key": text.active_key(req.scope, item.content),
-                "content_hash": text.content_hash(item.content),
-                "embedding": vector,
-            }
+            {"index": index, **memory_row(req.scope, item.content, item.type, item.occurred_at, vector)}
             for index, (item, vector) in enumerate(zip(items, vectors, strict=True))
         ]
         written = await self._write_memories(req, rows, client)
@@ -99,6 +107,8 @@ class RememberService:
             client_name=client.name,
             client_version=client.version,
             principal=client.principal,
+            concept_links=concept_links([(req.scope, row["content"]) for row in rows]),
+            concepts_version=EXTRACTOR_VERSION,
             now=self.clock(),
         )
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from slowave_graph.contract.recall import EvidenceRecord, RecallRequest, RecallResult, SourceRef
 from slowave_graph.contract.retrieval import (
     AccessibleField,
+    Association,
     CompactProcedure,
     Contribution,
     FullProcedure,
@@ -25,20 +26,24 @@ from slowave_graph.contract.retrieval import (
     Provenance,
 )
 from slowave_graph.embedder import Embedder, aembed_query
-from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.graph.repository import GraphRepository, WalkLimits
 from slowave_graph.services import text, timeframe
+from slowave_graph.services.calibration import scale_for
 from slowave_graph.services.context import ClientInfo, cursor_id, new_id, resolved, unix, utcnow
 from slowave_graph.services.paging import paginate
 from slowave_graph.services.ranking import (
     DEFAULT_POLICY,
     Candidate,
     RankingPolicy,
+    admit_associated,
     admit_direct,
     experience_scores,
     fused_order,
     merge_candidates,
-    order_associated,
     rank_procedures,
+    suppressed,
+    walk_of,
+    walk_seeds,
 )
 
 EVIDENCE_LIMIT = 8
@@ -76,41 +81,50 @@ class Catalog:
     def freeze(self, retrieval_id: str) -> dict[str, Any]:
         """Parameters of create_retrieval for this catalog with page 1 served."""
         first = self.pages[0] if self.pages else []
+        whys = [association_text(c) for c in self.memories]
         return {
             "retrieval_id": retrieval_id,
             "catalog_ids": [c.id for c in self.memories],
             "catalog_pathways": [c.pathway for c in self.memories],
+            # why each associated hit came, when there is one (most catalogs have none)
+            "catalog_associations": whys if any(whys) else None,
             "relevant_total": len(self.memories),
             "catalog_truncated": self.truncated,
             "page_size": self.page_size,
-            "page_memories": [
-                {"id": self.memories[i].id, "rank": i + 1, "pathway": self.memories[i].pathway} for i in first
-            ],
+            "page_memories": [page_item(self.memories, i) for i in first],
             "page_procedures": [{"id": p["id"], "rank": n + 1} for n, p in enumerate(self.procedures)],
             "cursor_id": cursor_id(retrieval_id, 2) if len(self.pages) > 1 else None,
             "query_embedding": self.query_embedding,
         }
 
 
-def associations_of(rows: list[dict[str, Any]], seeds: set[str], k: int) -> list[dict[str, Any]]:
-    """Associated-hit rows of the admitted direct hits: a memory's strength is its strongest link
-    to a seed; seeds themselves are not associated hits; the k strongest, ties by id."""
-    out = []
-    for row in rows:
-        strengths = [float(link["strength"]) for link in row["links"] if link["seed"] in seeds]
-        if strengths and row["id"] not in seeds:
-            out.append({**row, "strength": max(strengths)})
-    out.sort(key=lambda r: (-r["strength"], str(r["id"])))
-    return out[:k]
+def association_text(cand: Candidate) -> str:
+    """Why an associated hit came, as the frozen catalog keeps it ("" for a direct hit)."""
+    return json.dumps(cand.association, sort_keys=True) if cand.association else ""
+
+
+def page_item(catalog: list[Candidate], i: int) -> dict[str, Any]:
+    """An exposure of a page: what was shown, where, by which pathway and why."""
+    cand = catalog[i]
+    return {
+        "id": cand.id,
+        "rank": i + 1,
+        "pathway": cand.pathway,
+        "association": association_text(cand) or None,
+    }
 
 
 def memory_item(cand: Candidate) -> MemoryItem:
+    association = Association.model_validate(cand.association) if cand.association else None
     return MemoryItem(
         memory_id=cand.id,
         content=cand.content[:MEMORY_CONTENT_MAX],
         pathway="associated" if cand.pathway == "associated" else "direct",
         provenance=Provenance(
-            source_kind="event", integration=cand.integration, integration_version=cand.integration_version
+            source_kind="event",
+            integration=cand.integration,
+            integration_version=cand.integration_version,
+            association=association,
         ),
     )
 
@@ -205,23 +219,28 @@ class Retriever:
     ) -> Catalog:
         """The catalog for these cues. ``with_experience`` / ``with_procedures`` False: the caller
         knows the scope has no learned retrieval / no procedure, so those searches would find nothing."""
+        policy = self.policy
         embeddings = cues.embeddings
+        scale = await scale_for(self.embedder)
+        baselines = scale.baselines(embeddings)
         lucene = text.lucene_query(" ".join([*cues.texts, lexical_extra]), text.scope_token(scope))
         # Independent reads run concurrently (each on its own pooled connection).
         found, learned_rows, procedure_rows = await asyncio.gather(
-            self.repo.search_direct(
-                scope=scope, embeddings=embeddings, lucene=lucene, k=self.policy.candidate_k
-            ),
+            self.repo.search_direct(scope=scope, embeddings=embeddings, lucene=lucene, k=policy.candidate_k),
             self.repo.experience(
                 scope=scope,
                 embeddings=embeddings,
-                min_similarity=self.policy.experience_min_similarity,
-                k=self.policy.experience_k,
+                min_similarity=scale.question_cosine(policy.experience_min_similarity),
+                k=policy.experience_k,
             )
             if with_experience
             else resolved([]),
             self.repo.search_procedures(
-                scope=scope, embeddings=embeddings, floor=self.policy.procedure_floor, k=20
+                scope=scope,
+                embeddings=embeddings,
+                # the loosest cue's floor in cosine: calibrated admission follows (rank_procedures)
+                floor=min((m + policy.procedure_floor * sd for m, sd in baselines), default=-1.0),
+                k=20,
             )
             if with_procedures
             else resolved([]),
@@ -229,22 +248,32 @@ class Retriever:
         cue_terms = [text.query_terms(cue) for cue in cues.texts]
         dated = timeframe.windows(" ".join(cues.texts))
         pool = merge_candidates(found.vector, [*found.fulltext, *learned_rows])
+        order = fused_order(pool, policy, dated, baselines)
+        seeds = walk_seeds(order, policy) if policy.uses_concepts else []
         around = await self.repo.candidate_context(
             scope=scope,
-            context_ids=fused_order(pool, self.policy, dated)[: self.policy.context_k],
+            context_ids=order[: policy.context_k] if policy.uses_next else [],
             pool_ids=list(pool),
+            associate_ids=list(pool) if policy.uses_associations else [],
+            seeds=seeds,
             embeddings=embeddings,
             now=self.clock(),
-            min_strength=self.policy.associated_min_strength,
-            half_life_days=self.policy.association_half_life_days,
+            walk=WalkLimits(
+                policy.concept_fanout,
+                policy.walk_k,
+                2 * policy.associated_max,
+                policy.hub_share,
+                policy.hub_max,
+            ),
+            min_strength=policy.associated_min_strength,
+            half_life_days=policy.association_half_life_days,
         )
-        learned = experience_scores(learned_rows, self.policy)
-        direct = admit_direct(pool, cue_terms, around.neighbours, self.policy, learned, dated)
-        seeds = {c.id for c in direct}
-        associated = order_associated(
-            associations_of(around.associations, seeds, self.policy.associated_max), exclude=set(seeds)
-        )
-        procedures = rank_procedures(procedure_rows, self.policy)
+        irrelevant_at = scale.question_cosine(policy.irrelevant_similarity)
+        learned = experience_scores(learned_rows, policy, irrelevant_at)
+        walk = walk_of(around.walked, around.associations, seeds, policy, suppressed=suppressed(learned_rows))
+        direct = admit_direct(pool, cue_terms, around.neighbours, policy, learned, dated, baselines, walk)
+        associated = admit_associated(direct, walk, around.associations, policy, baselines, pool)
+        procedures = rank_procedures(procedure_rows, policy, baselines)
         return Catalog(
             direct + associated, procedures, found.truncated, page_size, embeddings[0] if embeddings else None
         )
@@ -382,8 +411,9 @@ class RecallService:
         )  # fmt: skip
         rows = {r["id"]: r for r in await self.repo.memories_by_id(served.page_ids + served.rest_ids)}
         pathways = dict(zip(served.catalog_ids, served.catalog_pathways, strict=True))
-        page = [_candidate(rows[i], pathways[i]) for i in served.page_ids if i in rows]
-        rest = [_candidate(rows[i], pathways[i]) for i in served.rest_ids if i in rows]
+        why = dict(zip(served.catalog_ids, served.catalog_associations, strict=True))
+        page = [_candidate(rows[i], pathways[i], why[i]) for i in served.page_ids if i in rows]
+        rest = [_candidate(rows[i], pathways[i], why[i]) for i in served.rest_ids if i in rows]
         mode = req.evidence or "references"
         evidence, evidence_truncated = await self.retriever.evidence(served.page_ids, mode)
         return RecallResult(
@@ -402,7 +432,7 @@ class RecallService:
         )
 
 
-def _candidate(row: dict[str, Any], pathway: str) -> Candidate:
+def _candidate(row: dict[str, Any], pathway: str, association: str) -> Candidate:
     return Candidate(
         id=row["id"],
         content=row["content"],
@@ -410,4 +440,5 @@ def _candidate(row: dict[str, Any], pathway: str) -> Candidate:
         integration=row.get("integration"),
         integration_version=row.get("integration_version"),
         pathway=pathway,
+        association=json.loads(association) if association else None,
     )

@@ -160,6 +160,8 @@ DAMAGE = {
     "scope_isolation": """
         MATCH (m:Memory {scope: $scope}) WITH m LIMIT 1
         CREATE (m)-[:NEXT]->(:Memory {id: 'sch_0', scope: $scope + '-b'})""",
+    "concepts": """
+        MATCH (m:Memory {scope: $scope})-[:MENTIONS]->(c:Concept) WITH c LIMIT 1 SET c.df = c.df + 5""",
     "retrieval_pages": """
         MATCH (r:Retrieval {scope: $scope, kind: 'recall'})-[x:EXPOSED {page: 2}]->() WITH x LIMIT 1 DELETE x""",
 }

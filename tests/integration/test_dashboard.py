@@ -235,6 +235,12 @@ async def test_memory_detail_graph_provenance_chain_and_ledger(
     for kind in ("associated", "next", "supersedes"):
         assert await page.locator(f"svg.graph path.edge.{kind}").count() >= 1, kind
     assert await page.locator("#provenance tbody tr").count() >= 1
+    # what the memory is about, each concept leading to the scope's memories that name it
+    concepts = {await c.inner_text() for c in await page.locator("#concepts a.concept").all()}
+    assert any(c.startswith("Vault") for c in concepts), concepts
+    await _follow(page, "#concepts a.concept.entity >> text=Vault")
+    assert site["secrets"] in await page.locator("table.memories").inner_text()
+    await page.goto(f"{site['base']}/ui/memory/{site['secrets']}")
     ledger = page.locator("#ledger tbody tr")
     assert await ledger.count() >= 1 and "used" in await ledger.first.inner_text()
     await page.screenshot(path=str(tmp_path / "memory.png"), full_page=True)

@@ -60,7 +60,8 @@ async def graph_shape(app: App, memory_id: str) -> dict[str, Any]:
         database_=app.db.database,
     )
     row = found[0].data()
-    return {k: sorted(v) if isinstance(v, list) else v for k, v in row.items()}
+    row["out"] = set(row["out"])  # how many concepts a text has is the text's, not the path's
+    return {k: sorted(v) if isinstance(v, list | set) else v for k, v in row.items()}
 
 
 async def top_hit(app: App, scope: str, question: str) -> str | None:

@@ -282,6 +282,7 @@ async def test_activate_write_replayed_after_a_lost_commit_opens_one_session(app
         "semantic_context": None, "client_name": "test", "client_version": "1", "now": utcnow(),
         "retrieval_id": new_id("ctx"), "kind": "activate", "query": "t", "query_embedding": None,
         "policy_version": "p", "page_size": 5, "catalog_ids": [], "catalog_pathways": [],
+        "catalog_associations": [],
         "relevant_total": 0, "catalog_truncated": False, "page_memories": [], "page_procedures": [],
         "cursor_id": None,
     }  # fmt: skip
@@ -435,6 +436,7 @@ async def test_recall_write_replayed_after_a_lost_commit_stores_one_retrieval(ap
     frozen = {
         "retrieval_id": new_id("rec"), "kind": "recall", "query": "q", "query_embedding": None,
         "policy_version": "p", "page_size": 5, "catalog_ids": [], "catalog_pathways": [],
+        "catalog_associations": [],
         "relevant_total": 0, "catalog_truncated": False, "page_memories": [], "page_procedures": [],
         "cursor_id": None,
     }  # fmt: skip
@@ -476,7 +478,8 @@ async def test_remember_write_replayed_after_a_lost_commit_stores_once(app: App,
         return app.repo.remember(**{
             "call_id": call_id, "session_id": session, "scope": scope,
             "scope_token": text.scope_token(scope), "items": items, "client_name": "t",
-            "client_version": "1", "principal": LOCAL_PRINCIPAL, "now": utcnow(), **over,
+            "client_version": "1", "principal": LOCAL_PRINCIPAL, "concept_links": [], "concepts_version": 1, "now": utcnow(),
+            **over,
         })  # fmt: skip
 
     batch = [item("Deploys run on Tuesdays"), item("Deploys need two approvals", 1)]

@@ -107,8 +107,15 @@ def _unique_properties() -> set[tuple[str, str]]:
 
 def test_model_unique_properties_have_schema_constraints() -> None:
     schema = "\n".join(catalog()[n] for n in catalog().names("schema"))
-    declared = set(re.findall(r"CONSTRAINT constraint_unique_(\w+?)_(\w+) IF NOT EXISTS", schema))
+    single = re.compile(
+        r"CONSTRAINT constraint_unique_(\w+?)_(\w+) IF NOT EXISTS\s+FOR \(n:\w+\) REQUIRE n\."
+    )
+    declared = set(single.findall(schema))
     assert _unique_properties() == declared
+    # composite constraints (neomodel declares single properties only) name model properties
+    composite = re.findall(r"FOR \(n:(\w+)\) REQUIRE \(([^)]*)\) IS UNIQUE", schema)
+    assert composite == [("Concept", "n.scope, n.key")]
+    assert {"scope", "key"} <= set(models.Concept.defined_properties(aliases=False, rels=False))
 
 
 STORED_VECTOR_COSINE = re.compile(r"vector\.similarity\.cosine\(\s*(\w+\.\w+)\s*,\s*([^)]*?)\s*\)")

@@ -25,7 +25,7 @@ from slowave_graph.explore.catalog import (
 from slowave_graph.explore.run import jsonable
 from slowave_graph.graph.cypher import catalog
 from slowave_graph.operator.codec import Checksum, UnsupportedValue, decode, encode, line
-from slowave_graph.operator.model import RELATIONSHIP_TYPES, SCOPED_LABELS
+from slowave_graph.operator.model import DERIVED_RELATIONSHIPS, RELATIONSHIP_TYPES, SCOPED_LABELS
 
 EXPLORE = [q for q in catalog_queries().values() if q.file == "explore"]
 
@@ -130,7 +130,7 @@ def test_export_statements_know_every_label_and_type() -> None:
     assert sorted(re.findall(r"MERGE \(a\)-\[r:(\w+)", rels)) == sorted(RELATIONSHIP_TYPES)
     everything = "\n".join(catalog()[n] for n in catalog().names())
     used = set(re.findall(r"\[(?:\w+)?:([A-Z_]+)(?:\|[A-Z_|]+)?[\] {]", everything))
-    assert used - {"ASSESSED"} <= set(RELATIONSHIP_TYPES)
+    assert used - {"ASSESSED"} <= set(RELATIONSHIP_TYPES) | set(DERIVED_RELATIONSHIPS)
 
 
 @pytest.mark.parametrize(

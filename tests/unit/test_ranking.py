@@ -14,9 +14,14 @@ from slowave_graph.services.ranking import (
     DEFAULT_POLICY,
     Candidate,
     RankingPolicy,
+    admit_associated,
     admit_direct,
+    calibrated,
     merge_candidates,
     policy_for,
+    suppressed,
+    walk_of,
+    walk_seeds,
 )
 from slowave_graph.services.text import term_coverage
 from slowave_graph.services.timeframe import windows
@@ -138,12 +143,14 @@ def test_experience_from_similar_questions() -> None:
         {"id": "m3", "similarity": 0.85, "assessment": "irrelevant", "effect": None},  # a different question
         {"id": "m4", "similarity": 0.99, "assessment": "not_used", "effect": None},
     ]
-    scores = experience_scores(rows, RankingPolicy())
+    scores = experience_scores(rows, RankingPolicy(), irrelevant_at=0.90)
     assert scores == {"m1": pytest.approx(0.95 - 0.80), "m2": pytest.approx(-0.475)}
 
 
 def test_experience_admits_what_helped_the_same_question_and_never_hides() -> None:
-    policy = RankingPolicy(floor=0.45, margin=0.3, experience_admit=0.8, salience_weight=0.0)
+    policy = RankingPolicy(
+        floor=0.45, margin=0.3, experience_admit=0.8, experience_weight=0.3, salience_weight=0.0
+    )
     pool = merge_candidates([row("learned", 0.30), row("plain", 0.60), row("marked", 0.58)], [])
     admitted = admit_direct(pool, [[]], policy=policy, experience={"learned": 0.95, "marked": -0.5})
     assert [c.id for c in admitted] == ["plain", "learned", "marked"]
@@ -234,3 +241,96 @@ def test_lazy_coverage_admits_what_the_rule_admits(
     expected = _eager_admitted(merge_candidates(rows, []), cue_terms, neighbours)
     admitted = admit_direct(merge_candidates(rows, []), cue_terms, neighbours)
     assert {c.id for c in admitted} == expected
+
+
+# --------------------------------------------------------------------------- the graph's part
+
+
+def walked(
+    id_: str, walk: float, cosine: float, concept: str = "pottery", seed: str = "d1"
+) -> dict[str, object]:
+    return {
+        "id": id_, "walk": walk, "similarities": [cosine], "content": id_, "type": "fact", "salience": 0.5,
+        "paths": [{"key": concept, "name": concept, "share": walk, "seeds": [seed]}],
+    }  # fmt: skip
+
+
+def test_the_walk_starts_from_the_best_candidates_the_first_weighing_most() -> None:
+    seeds = walk_seeds(["a", "b", "c", "d", "e", "f"], RankingPolicy(walk_seeds=3))
+    assert [s["id"] for s in seeds] == ["a", "b", "c"]
+    assert seeds[0]["weight"] > seeds[1]["weight"] > seeds[2]["weight"]
+    assert sum(s["weight"] for s in seeds) == pytest.approx(1.0)
+
+
+def test_the_walk_lifts_a_candidate_that_shares_concepts_with_the_best_ones() -> None:
+    policy = RankingPolicy(floor=0.4, margin=0.3, walk_weight=0.5, salience_weight=0.0, neighbour_weight=0.0)
+    pool = merge_candidates([row("top", 0.70), row("plain", 0.62), row("kin", 0.60)], [])
+    walk = walk_of(
+        [walked("kin", 0.5, 0.60), walked("top", 0.5, 0.70)], [], walk_seeds(["top"], policy), policy
+    )
+    assert [c.id for c in admit_direct(pool, [[]], policy=policy, walk=walk)] == ["top", "kin", "plain"]
+    direct_only = replace(policy, graph="direct")
+    assert [c.id for c in admit_direct(pool, [[]], policy=direct_only, walk=walk)] == ["top", "plain", "kin"]
+
+
+def test_associated_hits_need_walk_evidence_and_their_own_relevance_and_say_why() -> None:
+    policy = RankingPolicy(associated_walk_share=0.3, associated_floor=0.3)
+    direct = [Candidate(id="d1", content="d1", type="fact")]
+    walk = walk_of(
+        [walked("d1", 1.0, 0.8), walked("near", 0.5, 0.35), walked("weak", 0.1, 0.9), walked("off", 0.9, 0.1)],
+        [], walk_seeds(["d1"], policy), policy,
+    )  # fmt: skip
+    found = admit_associated(direct, walk, [], policy)
+    assert [c.id for c in found] == ["near"]
+    assert found[0].pathway == "associated"
+    assert found[0].association == {"via": "concept", "concepts": ["pottery"], "from_memory_id": "d1"}
+    assert admit_associated([], walk, [], policy) == []  # no direct hit, no associated one
+
+
+def test_learned_co_use_gives_associated_hits_from_admitted_direct_ones_only() -> None:
+    policy = RankingPolicy()
+    direct = [Candidate(id="d1", content="d1", type="fact")]
+    links = [
+        {"id": "m1", "links": [{"seed": "d1", "strength": 0.6}], "content": "m1", "type": "fact"},
+        {"id": "m2", "links": [{"seed": "not-admitted", "strength": 0.9}], "content": "m2", "type": "fact"},
+    ]
+    found = admit_associated(direct, walk_of([], links, walk_seeds(["d1"], policy), policy), links, policy)
+    assert [(c.id, c.association) for c in found] == [
+        ("m1", {"via": "co_use", "concepts": [], "from_memory_id": "d1"})
+    ]
+    without = replace(policy, graph="walk")
+    assert admit_associated(direct, walk_of([], links, [], without), links, without) == []
+
+
+def test_irrelevant_feedback_on_a_similar_question_closes_the_paths_to_a_memory() -> None:
+    policy = RankingPolicy(associated_walk_share=0.3, associated_floor=0.3)
+    rows = [{"id": "near", "similarity": 0.86, "assessment": "irrelevant", "effect": None}]
+    walk = walk_of([walked("d1", 1.0, 0.8), walked("near", 0.5, 0.35)], [], walk_seeds(["d1"], policy), policy,
+                   suppressed=suppressed(rows))  # fmt: skip
+    direct = [Candidate(id="d1", content="d1", type="fact")]
+    assert admit_associated(direct, walk, [], policy) == []
+    assert "near" not in walk.concept
+
+
+def test_calibrated_units_make_floors_mean_the_same_for_models_of_other_spreads() -> None:
+    # the same relative standing: 4 reference deviations above the cue's unrelated baseline
+    wide, narrow = [(0.07, 0.09)], [(0.69, 0.03)]
+    assert calibrated(0.07 + 4 * 0.09, 0, wide) == pytest.approx(calibrated(0.69 + 4 * 0.03, 0, narrow))
+    policy = RankingPolicy(floor=3.5, margin=3.0, lexical_weight=0.0)
+    for baselines, (good, weak) in ((wide, (0.45, 0.30)), (narrow, (0.82, 0.77))):
+        pool = merge_candidates([row("good", good), row("weak", weak)], [])
+        assert [c.id for c in admit_direct(pool, [[]], policy=policy, baselines=baselines)] == ["good"]
+
+
+def test_the_model_scale_is_measured_on_unrelated_references() -> None:
+    import numpy as np
+
+    from slowave_graph.services.calibration import build_scale, reference_texts
+
+    questions, statements = reference_texts()
+    assert len(questions) >= 30 and len(statements) >= 60
+    rng = np.random.default_rng(7)
+    scale = build_scale("m", rng.normal(size=(8, 16)).tolist(), rng.normal(size=(20, 16)).tolist())
+    [(mean, sd)] = scale.baselines([rng.normal(size=16).tolist()])
+    assert abs(mean) < 0.5 and 0 < sd < 1
+    assert scale.question_cosine(2.0) == pytest.approx(scale.question_mean + 2 * scale.question_sd)
