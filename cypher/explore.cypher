@@ -173,7 +173,7 @@ OPTIONAL MATCH (s:Scope {id: m.scope})
 WITH m, r, c, toFloat(coalesce(s.active_memories, 0)) AS total
 RETURN c.key AS key, c.name AS name, c.kind AS kind, c.df AS df, r.weight AS mention_weight,
        CASE WHEN c.df > 0 THEN r.weight * log((total + 1.0) / (c.df + 0.5)) END AS walk_weight
-ORDER BY walk_weight DESC, name;
+ORDER BY c.df = 0, walk_weight DESC, name;
 
 // name: concept_memories
 // The memories that talk about one concept of a scope, newest first. The concept is named as

@@ -162,7 +162,7 @@ RETURN neighbours, associations;
 // among its concepts by IDF (log((N + 1) / (df + 0.5)) in a scope of N active memories), then
 // from each concept to every active memory of the scope that mentions it, shared among them
 // (1 / df). A concept of one memory connects nothing; a hub — in more than $hub_share of the
-// scope (and 3, but in any case a third) or $hub_max memories, a speaker or the project's name — is not walked at all, so it
+// scope (and 2) or $hub_max memories, a speaker or the project's name — is not walked at all, so it
 // neither dilutes the walk nor costs a read of half the scope. At most $concept_fanout concepts
 // (the most activated) and $walk_k memories (the most reached): the walk's cost is bounded
 // however large the scope grows. Each walked memory comes with the concepts it was reached
@@ -171,13 +171,12 @@ RETURN neighbours, associations;
 // connection): the walk then costs its own time or the context's, whichever is longer, not both.
 OPTIONAL MATCH (home:Scope {id: $scope})
 WITH toFloat(coalesce(home.active_memories, 0)) AS total
-// the hub bound: $hub_share of the scope, but at least 3 (in a small scope every concept
-// would be a hub), at most $hub_max (the fan-out of one concept), and below a third of the
-// scope whatever its size (the project's name in a scope of eight)
-WITH total, CASE WHEN total * $hub_share < 3 THEN 3
+// the hub bound: $hub_share of the scope, but at least 2 (in a small scope every concept
+// would be a hub: there a concept of two memories still connects them, the project's name in
+// three of ten does not) and at most $hub_max (the fan-out of one concept)
+WITH total, CASE WHEN total * $hub_share < 2 THEN 2
                  WHEN total * $hub_share > $hub_max THEN $hub_max
                  ELSE total * $hub_share END AS hub
-WITH total, CASE WHEN hub * 3 >= total THEN (total - 1) / 3.0 ELSE hub END AS hub
 UNWIND $seeds AS seed
 MATCH (:Memory {id: seed.id})-[r:MENTIONS]->(c:Concept)
 WHERE c.df >= 2 AND c.df <= hub

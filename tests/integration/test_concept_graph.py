@@ -91,7 +91,7 @@ async def test_remember_writes_concepts_with_counts_in_the_same_transaction(app:
 async def test_the_walk_skips_hubs_stays_in_its_scope_and_off_retired_memories(app: App, scope: str) -> None:
     other = scope + "-twin"
     _, ids = await _store(
-        app, scope, POTTERY + [f"Melanie noted item {i} of the shelter list." for i in range(30)]
+        app, scope, POTTERY + [f"Melanie noted item {i} of the shelter list." for i in range(60)]
     )
     _, twin = await _store(app, other, POTTERY)
     seeds = [{"id": ids[0], "weight": 1.0}]
@@ -108,7 +108,7 @@ async def test_the_walk_skips_hubs_stays_in_its_scope_and_off_retired_memories(a
     reached = await walked()
     assert ids[1] in reached and ids[2] in reached and "potteri" in reached[ids[1]]
     assert not set(twin) & set(reached)  # the twin scope has the same concepts: never reached
-    # "melanie" is in all 34 memories of the scope (a hub); the shelter memories share nothing else
+    # "melanie" is in all 64 memories of the scope (a hub); the shelter memories share nothing else
     assert all("melani" not in paths for paths in reached.values())
     assert not set(ids[4:]) & set(reached)
 
@@ -131,13 +131,8 @@ async def test_associated_hits_say_why_and_irrelevant_feedback_closes_the_path(a
         "The Keystone vault also stores the Atlas database password.",
         "Keystone vault rotates its signing keys every Sunday night.",
         "The cafeteria serves lasagna on Fridays.",
-        # a scope of 11: a concept in 3 memories is specific, not a hub (a third of a scope is)
-        "The parking garage closes at 22:00.",
-        "Printer toner is ordered from the supplier in Lyon.",
-        "The fire drill is scheduled for the first Monday of June.",
-        "New laptops are imaged by the desk team in two days.",
-        "The lobby plants are watered on Wednesdays.",
-        "Visitors sign in at the reception desk.",
+        # a scope of 65: a concept in 3 memories is specific (5 %), not a hub
+        *(f"Locker {i} on the second floor is free again." for i in range(60)),
     ]
     _, ids = await _store(app, scope, texts)
     rotation, cafeteria = ids[3], ids[4]

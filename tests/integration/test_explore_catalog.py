@@ -341,8 +341,9 @@ async def test_scope_overview_and_sessions(app: App, world: World) -> None:
         "supersessions": 1, "associations": n * (n - 1) // 2, "active_procedures": 1,
         "superseded_procedures": 0, "sessions": 2, "open_sessions": 0, "retrievals": 4,
         "accepted_feedback": len(world.r1) + len(world.r2) + n + 1, "rejected_feedback": 1, "events": 4,
-        "episodes": 2,
+        "episodes": 2, "concepts": overview["concepts"],
     }  # fmt: skip
+    assert overview["concepts"] > 5  # what its memories are about
     sessions = await q(app, "scope_sessions", scope=world.scope)
     assert project(sessions, "session_id", "task", "status", "outcome", "remembered", "retrievals",
                    "formed_episode", "learned_procedure", "client_name") == [
@@ -387,6 +388,23 @@ async def test_memory_usage_queries(app: App, world: World) -> None:
     assert all(r["last_used_at"] is not None for r in found)
 
 
+async def test_concept_queries(app: App, world: World) -> None:
+    about = await q(app, "memory_concepts", memory_id=world.a)  # "Deploys of the shop run on Mondays"
+    assert {r["key"] for r in about} >= {"deploi", "shop"}
+    # the most specific first; a concept only this (retired) memory mentions weighs nothing
+    weights = [r["walk_weight"] for r in about if r["df"] > 0]
+    assert weights == sorted(weights, reverse=True)
+    assert all(r["walk_weight"] is None for r in about if r["df"] == 0)
+    shop = await q(app, "concept_memories", scope=world.scope, concept="Shop", include_stale=True)
+    assert world.a in {r["memory_id"] for r in shop} and world.d in {r["memory_id"] for r in shop}
+    current = await q(app, "concept_memories", scope=world.scope, concept="shop")
+    assert world.a not in {r["memory_id"] for r in current}  # retired: only with include_stale
+    hubs = await q(app, "scope_concepts", scope=world.scope)
+    assert [r["df"] for r in hubs] == sorted((r["df"] for r in hubs), reverse=True)
+    shared = await q(app, "memories_linked_by_concepts", memory_id=world.a, other_id=world.d)
+    assert {"deploi", "shop"} <= {r["key"] for r in shared}
+
+
 async def test_runner_checks_names_and_parameters(app: App, world: World) -> None:
     with pytest.raises(ParamError, match="not a catalog query"):
         await run_catalog_query(app.db, "delete_scope", {"scope": world.scope})
@@ -410,6 +428,10 @@ def catalog_calls(world: World) -> dict[str, dict[str, Any]]:
         "retrieval_summary": {"retrieval_id": world.rec2},
         "retrieval_exposures": {"retrieval_id": world.ctx2},
         "memory_associations": {"memory_id": world.m2[0]},
+        "memory_concepts": {"memory_id": world.a},
+        "concept_memories": {"scope": world.scope, "concept": "shop"},
+        "scope_concepts": {"scope": world.scope},
+        "memories_linked_by_concepts": {"memory_id": world.a, "other_id": world.d},
         "memory_neighbourhood": {"memory_id": world.m2[0]},
         "procedures_by_outcome": {"scope": world.scope},
         "scope_overview": {"scope": world.scope},
