@@ -2,7 +2,7 @@
 #   make serve   set up and run the MCP server on the managed local Neo4j
 #   make test    run the test suite (it starts its own Neo4j)
 # scripts/venv creates (once) and prints the virtualenv; failures stop the target.
-.PHONY: serve stdio test unit lint fetch
+.PHONY: serve stdio test unit lint fetch fuzz
 
 # fetch: the Neo4j jars and, once, the JVM's AOT cache (managed Neo4j only: no NEO4J_URI)
 serve:
@@ -24,3 +24,9 @@ unit:
 
 lint:
 	@venv=$$(scripts/venv) && "$$venv/bin/ruff" check slowave_graph tests && "$$venv/bin/ruff" format --check slowave_graph tests && "$$venv/bin/mypy"
+
+# fuzz: the deep hostile-input run, 10,000 calls per tool (the suite runs 40); FUZZ_EXAMPLES=N to change
+fuzz:
+	@venv=$$(scripts/venv) && "$$venv/bin/slowave-graph" neo4j fetch >/dev/null \
+		&& SLOWAVE_FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-10000} "$$venv/bin/python" -m pytest -q -s -p no:cacheprovider \
+		tests/integration/test_fuzz.py

@@ -48,7 +48,8 @@ LIMIT $limit;
 
 // name: audit_exposures
 // What a retrieval showed: one EXPOSED per (retrieval, target), only memories and procedures of
-// the retrieval's scope, memories only from its frozen catalog, procedures only on page 1.
+// the retrieval's scope, memories and procedures only from its frozen catalog (pages: see
+// audit_retrieval_pages).
 MATCH (r:Retrieval)-[x:EXPOSED]->(t)
 WHERE $scopes IS NULL OR r.scope IN $scopes
 WITH r, t, count(x) AS copies, collect(x.page) AS pages
@@ -57,7 +58,10 @@ WITH r, t, copies, pages, CASE
   WHEN NOT (t:Memory OR t:Procedure) THEN 'exposure of something that is not a memory or procedure'
   WHEN t.scope IS NULL OR t.scope <> r.scope THEN 'exposure of a target of another scope'
   WHEN t:Memory AND NOT t.id IN coalesce(r.catalog_ids, []) THEN 'exposed memory is not in the frozen catalog'
-  WHEN t:Procedure AND pages[0] <> 1 THEN 'procedure exposed after page 1'
+  WHEN t:Procedure AND r.catalog_procedures IS NOT NULL AND NOT t.id IN r.catalog_procedures
+    THEN 'exposed procedure is not in the frozen catalog'
+  // retrievals frozen before procedures were paged showed all of theirs on page 1
+  WHEN t:Procedure AND r.catalog_procedures IS NULL AND pages[0] <> 1 THEN 'procedure exposed after page 1'
 END AS problem
 WHERE problem IS NOT NULL
 RETURN r.id AS subject, problem, {target_id: t.id, pages: pages} AS detail
@@ -70,8 +74,10 @@ MATCH (r:Retrieval)
 WHERE $scopes IS NULL OR r.scope IN $scopes
 RETURN r.id AS id, r.catalog_ids AS catalog_ids, r.catalog_pathways AS pathways,
        r.page_size AS page_size, coalesce(r.pages_served, 1) AS pages_served,
+       r.catalog_procedures AS catalog_procedures,
        COLLECT { MATCH (r)-[x:EXPOSED]->(m:Memory) RETURN {id: m.id, page: x.page, rank: x.rank} } AS exposed,
-       COUNT { (r)-[:EXPOSED]->(:Procedure) } AS procedures;
+       COLLECT { MATCH (r)-[x:EXPOSED]->(p:Procedure) RETURN {id: p.id, page: x.page, rank: x.rank} }
+         AS exposed_procedures;
 
 // name: audit_retrievals
 // Every retrieval belongs to exactly one session — the one it names, in the same scope, of the

@@ -18,15 +18,18 @@ RETURN s.scope AS scope, s.status AS status, s.end_reason AS end_reason, s.task 
 // episode instead of forming another).
 // The preflight: retrievals of the session whose exposed targets lack an accepted assessment, or
 // whose exposures were never covered by a complete declaration. With any, nothing is written and
-// the caller refuses the commit with them (`outstanding`, oldest first). No row: unknown session,
-// or another principal's (see touch_session).
+// the caller refuses the commit with them (`outstanding`, oldest first). A session that already
+// ended (an earlier commit, or the idle reaper) has no preflight: its commit only updates the
+// outcome, since feedback can no longer complete what it showed. No row: unknown session, or
+// another principal's (see touch_session).
 MATCH (s:Session {id: $session_id})
 WHERE coalesce(s.principal, 'local') = $principal
 SET s._committing = true
 REMOVE s._committing
 WITH s, s.status AS status_before
-CALL (s) {
+CALL (s, status_before) {
   MATCH (s)-[:RETRIEVED]->(r:Retrieval)
+  WHERE status_before = 'open'
   WITH r,
        COLLECT { MATCH (r)-[:EXPOSED]->(m:Memory)
                  WHERE NOT EXISTS { (r)-[:ASSESSED {status: 'accepted'}]->(m) } RETURN m.id } AS memory_ids,
@@ -56,10 +59,12 @@ RETURN status_before, outstanding, episode_id, formed, procedure_id;
 // $procedure: the learned procedure's fields, or null; $close: the session's outcome and
 // verification.
 // 1. Trajectory entries become events of the session (ids as one block from the event counter,
-// none taken without entries).
+// none taken without entries). A repeated commit (safe to retry) does not append them again: a
+// session keeps the trajectory it was first committed with.
 CALL (s) {
   CALL (s) {
     WITH s WHERE size($entries) > 0
+      AND NOT EXISTS { (s)-[:RECORDED]->(:Event {type: 'trajectory'}) }
     MERGE (c:Counter {name: 'event'}) ON CREATE SET c.value = 0
     SET c.value = c.value + size($entries)
     WITH s, c.value - size($entries) AS base

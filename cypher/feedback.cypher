@@ -55,8 +55,9 @@ CALL (r) {
   RETURN collect({index: index, event_id: event_id, status: status}) AS recorded
 }
 // 2. stale assessments retire memories ($retire items name their event by its index in $events):
-// status stale, active_key removed (an identical claim may be remembered again later), and for
-// superseded a SUPERSEDES edge from the replacement. The old memory stays in the graph, only its
+// status stale, active_key removed (an identical claim may be remembered again later), and when a
+// replacement is named (required for superseded, allowed for any stale_reason) a SUPERSEDES edge
+// from it. The old memory stays in the graph, only its
 // status changes. Already-retired memories are left alone.
 CALL (recorded) {
   UNWIND $retire AS item

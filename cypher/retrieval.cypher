@@ -294,14 +294,15 @@ RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
 
 // name: freeze_retrieval
 // fragment: expects `ses` (an open session) bound; leaves `r` (the new retrieval) bound.
-// Freezes a retrieval of an open session: the ordered catalog (ids + pathways; pages are cut from
-// it by a pure function, so replays are identical), the exposures of page 1 — exactly what the
-// agent is shown, memories and procedures — and, when more is available, the cursor for page 2.
+// Freezes a retrieval of an open session: the ordered catalog (memory ids + pathways, procedure
+// ids; pages are cut from it by a pure function, so replays are identical), the exposures of page
+// 1 — exactly what the agent is shown, memories and procedures — and, when more is available, the
+// cursor for page 2.
 CREATE (r:Retrieval {
   id: $retrieval_id, principal: $principal, kind: $kind, query: $query, policy_version: $policy_version,
   scope: $scope, session_id: ses.id, page_size: $page_size, created_at: $now,
   catalog_ids: $catalog_ids, catalog_pathways: $catalog_pathways,
-  catalog_associations: $catalog_associations,
+  catalog_associations: $catalog_associations, catalog_procedures: $catalog_procedures,
   relevant_total: $relevant_total, catalog_truncated: $catalog_truncated, pages_served: 1
 })
 CREATE (ses)-[:RETRIEVED]->(r)
@@ -367,8 +368,10 @@ WHERE coalesce(r.principal, 'local') = $principal
 RETURN cur.session_id AS session_id, cur.scope AS scope, cur.page AS page,
        r.id AS retrieval_id, r.catalog_ids AS catalog_ids, r.catalog_pathways AS catalog_pathways,
        r.catalog_associations AS catalog_associations,
+       // before procedures were paged: none in the catalog (the exposed ones were all on page 1)
+       r.catalog_procedures AS catalog_procedures,
        r.page_size AS page_size, r.relevant_total AS relevant_total,
-       r.catalog_truncated AS catalog_truncated, r.policy_version AS policy_version;
+       r.catalog_truncated AS catalog_truncated, r.policy_version AS policy_version, r.query AS query;
 
 // name: expose_page
 // Serves page $page of a frozen retrieval: its items become exposed (and so feedback-eligible).
@@ -381,6 +384,12 @@ CALL (r) {
   MERGE (r)-[x:EXPOSED]->(m)
     ON CREATE SET x.rank = item.rank, x.pathway = item.pathway, x.association = item.association,
                   x.page = $page, x.at = $now
+}
+CALL (r) {
+  UNWIND $page_procedures AS item
+  MATCH (p:Procedure {id: item.id})
+  MERGE (r)-[x:EXPOSED]->(p)
+    ON CREATE SET x.rank = item.rank, x.pathway = 'procedure', x.page = $page, x.at = $now
 }
 SET r.pages_served = CASE WHEN coalesce(r.pages_served, 1) < $page THEN $page ELSE r.pages_served END
 WITH r

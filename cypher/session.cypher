@@ -57,26 +57,31 @@ RETURN EXISTS { MATCH (m:Memory {scope: $scope, status: 'active'}) } AS has_memo
        variants;
 
 // name: continuity_scope
-// The scope a continuity line belongs to (activate checks it before searching).
+// The scope a continuity line belongs to and the client that started it (activate checks both
+// before searching). Lines started before owners were recorded have none and are anyone's.
 MATCH (c:Continuity {id: $continuity_id})
-RETURN c.scope AS scope;
+RETURN c.scope AS scope, c.client_name AS client_name, c.principal AS principal;
 
 // name: start_session
 // fragment: leaves `ses` (the new open session) and `c` (its continuity line) bound.
 // Activation, part 1: the scope (created on first use), the continuity line (new, or the given
-// one — re-checked here, so a race cannot attach a session to another scope's line) and a new
-// open session. A given continuity line that is missing or belongs to another scope leaves no row,
-// before anything is written.
+// one — re-checked here, so a race cannot attach a session to another scope's or client's line) and
+// a new open session. A given continuity line that is missing or belongs to another scope or
+// client leaves no row, before anything is written.
 OPTIONAL MATCH (given:Continuity {id: $continuity_id})
 WITH given
-WHERE $continuity_id IS NULL OR given.scope = $scope
+WHERE $continuity_id IS NULL
+   OR (given.scope = $scope
+       AND (given.principal IS NULL
+            OR (given.principal = $principal AND coalesce(given.client_name, '') = coalesce($client_name, ''))))
 MERGE (scope:Scope {id: $scope})
   ON CREATE SET scope.kind = $scope_kind, scope.name = $scope_name, scope.norm_key = $norm_key,
                 scope.created_at = $now
 WITH scope, given
 CALL (scope, given) {
   WITH scope, given WHERE given IS NULL
-  CREATE (c:Continuity {id: $new_continuity_id, scope: $scope, created_at: $now})-[:IN_SCOPE]->(scope)
+  CREATE (c:Continuity {id: $new_continuity_id, scope: $scope, created_at: $now, principal: $principal,
+                       client_name: $client_name})-[:IN_SCOPE]->(scope)
   RETURN c
   UNION
   WITH given WHERE given IS NOT NULL

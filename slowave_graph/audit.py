@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from slowave_graph.graph.database import Database
-from slowave_graph.services.paging import paginate
+from slowave_graph.services.paging import PROCEDURES_PER_PAGE, paginate
 
 # check name → Cypher statement; each returns rows (subject, problem, detail)
 ROW_CHECKS: dict[str, str] = {
@@ -31,7 +31,6 @@ ROW_CHECKS: dict[str, str] = {
     "concepts": "audit_concepts",
 }
 CHECKS: tuple[str, ...] = (*ROW_CHECKS, "retrieval_pages", "id_counters")
-PROCEDURES_PER_PAGE = 3
 
 
 @dataclass(frozen=True)
@@ -113,33 +112,60 @@ def page_violations(retrievals: list[dict[str, Any]]) -> list[Violation]:
         if len(ids) != len(pathways) or not r["page_size"]:
             out.append(Violation("retrieval_pages", r["id"], "frozen catalog is malformed"))
             continue
-        pages = paginate(pathways, int(r["page_size"]))
+        procedures = r["catalog_procedures"]
+        pages = paginate(pathways, int(r["page_size"]), len(procedures or []))
         served = int(r["pages_served"])
         expected = {
-            ids[i]: (number, i + 1) for number, page in enumerate(pages[:served], start=1) for i in page
+            ids[i]: (number, i + 1)
+            for number, page in enumerate(pages[:served], start=1)
+            for i in page.memories
         }
-        exposed = {e["id"]: (e["page"], e["rank"]) for e in r["exposed"]}
-        if len(exposed) != len(r["exposed"]):
-            out.append(Violation("retrieval_pages", r["id"], "a memory is exposed twice"))
-        missing = sorted(set(expected) - set(exposed))
-        extra = sorted(set(exposed) - set(expected))
-        moved = sorted(i for i in set(expected) & set(exposed) if expected[i] != exposed[i])
-        if missing:
-            out.append(
-                Violation("retrieval_pages", r["id"], "served page items never exposed", {"ids": missing})
-            )
-        if extra:
-            out.append(
-                Violation("retrieval_pages", r["id"], "exposed beyond the served pages", {"ids": extra})
-            )
-        if moved:
-            out.append(
-                Violation("retrieval_pages", r["id"], "exposed on the wrong page or rank", {"ids": moved})
+        out.extend(_exposure_violations(r["id"], expected, r["exposed"], "memory"))
+        if procedures is None:  # frozen before procedures were paged: all on page 1
+            if len(r["exposed_procedures"]) > PROCEDURES_PER_PAGE:
+                count = len(r["exposed_procedures"])
+                out.append(Violation("retrieval_pages", r["id"], f"{count} procedures exposed"))
+        else:
+            expected_procedures = {
+                procedures[i]: (number, i + 1)
+                for number, page in enumerate(pages[:served], start=1)
+                for i in page.procedures
+            }
+            out.extend(
+                _exposure_violations(r["id"], expected_procedures, r["exposed_procedures"], "procedure")
             )
         if served > max(len(pages), 1):
             out.append(Violation("retrieval_pages", r["id"], "more pages served than the catalog has"))
-        if r["procedures"] > PROCEDURES_PER_PAGE:
-            out.append(Violation("retrieval_pages", r["id"], f"{r['procedures']} procedures exposed"))
+    return out
+
+
+def _exposure_violations(
+    retrieval_id: str, expected: dict[str, tuple[int, int]], exposures: list[dict[str, Any]], what: str
+) -> list[Violation]:
+    whats = "memories" if what == "memory" else f"{what}s"
+    out: list[Violation] = []
+    exposed = {e["id"]: (e["page"], e["rank"]) for e in exposures}
+    if len(exposed) != len(exposures):
+        out.append(Violation("retrieval_pages", retrieval_id, f"a {what} is exposed twice"))
+    missing = sorted(set(expected) - set(exposed))
+    extra = sorted(set(exposed) - set(expected))
+    moved = sorted(i for i in set(expected) & set(exposed) if expected[i] != exposed[i])
+    if missing:
+        out.append(
+            Violation("retrieval_pages", retrieval_id, f"served page {whats} never exposed", {"ids": missing})
+        )
+    if extra:
+        out.append(
+            Violation(
+                "retrieval_pages", retrieval_id, f"{whats} exposed beyond the served pages", {"ids": extra}
+            )
+        )
+    if moved:
+        out.append(
+            Violation(
+                "retrieval_pages", retrieval_id, f"{what} exposed on the wrong page or rank", {"ids": moved}
+            )
+        )
     return out
 
 

@@ -240,6 +240,8 @@ async def _serve(settings: Settings, transport: str, stop: asyncio.Event) -> Non
     import uvicorn
 
     from slowave_graph.app import open_app
+    from slowave_graph.mcp import stdio
+    from slowave_graph.mcp.deadlines import DeadlineH11Protocol
     from slowave_graph.mcp.server import build_server, check_http_exposure, http_app
 
     class Uvicorn(uvicorn.Server):
@@ -253,6 +255,7 @@ async def _serve(settings: Settings, transport: str, stop: asyncio.Event) -> Non
         server = build_server(app)
         _freeze_startup_heap()
         if transport == "stdio":
+            stdio.install()  # a line the SDK cannot parse would go unanswered
             log.info("serving MCP on stdio")
             serving = asyncio.ensure_future(server.run_stdio_async())
             stopping = asyncio.ensure_future(stop.wait())
@@ -268,6 +271,7 @@ async def _serve(settings: Settings, transport: str, stop: asyncio.Event) -> Non
             port=settings.http_port,
             log_level=settings.log_level.lower(),
             lifespan="on",
+            http=DeadlineH11Protocol,  # headers in time, few connections waiting for theirs
         )
         web = Uvicorn(config)
         watcher = asyncio.ensure_future(stop.wait())

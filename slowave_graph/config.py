@@ -130,6 +130,12 @@ class Settings(BaseModel):
         description="Bearer token required on HTTP requests (if set).",
         json_schema_extra=_env("SLOWAVE_AUTH_TOKEN"),
     )
+    tokens_file: Path | None = Field(
+        None,
+        description="Named tokens with scope grants (`slowave-graph token add`); default "
+        "<SLOWAVE_DATA_DIR>/tokens.json. Used only once it exists.",
+        json_schema_extra=_env("SLOWAVE_TOKENS_FILE"),
+    )
     http_max_body: int = Field(
         1_048_576,
         ge=1024,
@@ -194,6 +200,10 @@ class Settings(BaseModel):
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def tokens_path(self) -> Path:
+        return self.tokens_file or self.data_dir / "tokens.json"
 
     @property
     def managed(self) -> bool:

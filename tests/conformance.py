@@ -358,7 +358,7 @@ async def batch(client: Client, scope: str) -> None:
         )
     )
     bad, good = data["results"]
-    assert bad["ok"] is False and bad["error"]["code"] == "not_found"
+    assert bad["ok"] is False and bad["error"]["code"] == "invalid_input"
     assert good["ok"] is True and good["data"]["coverage"] == "complete"
     mixed = await call(
         client, "slowave_feedback", {"items": [{"retrieval_id": act["retrieval_id"]}], "coverage": "complete"}

@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
+import httpx2
 import uvicorn
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 from starlette.types import ASGIApp
 
@@ -58,3 +60,12 @@ async def serve_in_process(asgi: ASGIApp) -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         await task
+
+
+@asynccontextmanager
+async def client_as(base: str, token: str) -> AsyncIterator[Client]:
+    """An MCP client of the server at ``base`` that sends this bearer token."""
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+        transport = streamable_http_client(f"{base}/mcp", http_client=http)
+        async with Client(transport, client_info=CLIENT_INFO) as client:
+            yield client

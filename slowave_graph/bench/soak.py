@@ -183,7 +183,12 @@ class SoakClient:
             self.stats.latency[tool].append(time.perf_counter() - started)
             self.stats.calls += 1
             envelope = result.structured_content
-            if result.is_error or not isinstance(envelope, dict) or not isinstance(envelope.get("ok"), bool):
+            # an envelope, and MCP's isError saying the same as its ok (a framework error has neither)
+            if (
+                not isinstance(envelope, dict)
+                or not isinstance(envelope.get("ok"), bool)
+                or result.is_error == envelope["ok"]
+            ):
                 self.stats.errors[f"{tool}:no_envelope"] += 1
                 raise CallFailed(tool)
             if envelope["ok"]:

@@ -25,4 +25,14 @@ def modules() -> list[ModuleType]:
 
 
 # One entry per feature module in this package (each registers its own subcommands).
-COMMAND_MODULES: list[str] = ["setup", "doctor", "dashboard", "audit", "soak", "demo", "cypher", "data"]
+COMMAND_MODULES: list[str] = [
+    "setup",
+    "doctor",
+    "dashboard",
+    "audit",
+    "soak",
+    "demo",
+    "cypher",
+    "data",
+    "token",
+]

@@ -46,7 +46,10 @@ class ActivateResult(Output):
         description="cold_start: this scope holds no memories yet."
     )
     memories: list[MemoryItem]
-    procedures: list[CompactProcedure] = Field(description="At most 3 procedures from earlier tasks.")
+    procedures: list[CompactProcedure] = Field(
+        description="Procedures from earlier tasks, at most 3 per page; more through "
+        "continue_from (see accessible_field.kinds).",
+    )
     warnings: list[Warning_]
     continuity_id: str
     continuity_state: Literal["started", "continued"]
@@ -55,6 +58,6 @@ class ActivateResult(Output):
     catalog_truncated: bool = Field(description="True when the bounded search may have missed some.")
     more_available: bool
     continue_from: str | None = Field(None, description="Cursor for slowave_recall(continue_from=…).")
-    accessible_field: AccessibleField | dict[str, int] = Field(
+    accessible_field: AccessibleField | dict[str, object] = Field(
         description="{} when nothing is left; otherwise a size hint about the unreturned memories."
     )

@@ -6,7 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from slowave_graph.contract.common import NonBlank, NonBlankItem, Output, SessionId, StrictInput, TaskContext
+from slowave_graph.contract.common import (
+    CONTEXT_KEY_PATTERN,
+    NonBlank,
+    NonBlankItem,
+    Output,
+    SessionId,
+    StrictInput,
+    TaskContext,
+)
 
 Outcome = Literal["success", "partial", "failure"]
 TRAJECTORY_MAX = 32
@@ -19,7 +27,9 @@ class Verification(StrictInput):
     )
     summary: NonBlank = Field(max_length=2_000, description="What was checked and how.")
     evidence_refs: list[EvidenceRef] = Field(
-        max_length=20, description="Pointers to the evidence: test names, commands, files, URLs."
+        default_factory=list,
+        max_length=20,
+        description="Pointers to the evidence: test names, commands, files, URLs (optional).",
     )
 
 
@@ -29,25 +39,29 @@ class ProcedureStep(StrictInput):
 
 class ProcedureIn(StrictInput):
     summary: NonBlank = Field(max_length=2_000, description="The method in a sentence or two.")
+    version: int = Field(
+        2, ge=1, le=1_000, description="Version of the procedure format the client writes (default 2)."
+    )
     context: TaskContext = Field(
+        default_factory=dict,
         description="When it applies (environment, tooling, language…): a JSON object, same rules as "
-        "task_context."
+        "task_context (default {}).",
     )
     steps: list[ProcedureStep] = Field(min_length=1, max_length=30)
     caveats: list[NonBlankItem] = Field(max_length=20, description="Failure modes and safety notes.")
     deduplication_key: str | None = Field(
         None,
-        min_length=1,
-        max_length=200,
-        description="Stable name of the method: a newer procedure with the same key in the scope replaces "
-        "the older one.",
+        max_length=64,
+        pattern=CONTEXT_KEY_PATTERN,
+        description="Stable name of the method, e.g. deploy.harbor: a newer procedure with the same key "
+        "in the scope replaces the older one.",
     )
 
 
 class TrajectoryEntry(StrictInput):
     kind: Literal["action", "observation"]
     summary: NonBlank = Field(max_length=1_000)
-    status: Literal["started", "succeeded", "failed", "unknown"]
+    status: Literal["started", "succeeded", "failed", "unknown"] = "unknown"
 
 
 class CommitRequest(StrictInput):
@@ -62,7 +76,9 @@ class CommitRequest(StrictInput):
     trajectory: list[TrajectoryEntry] | None = Field(
         None,
         max_length=TRAJECTORY_MAX,
-        description="Key actions and observations of the task (not calls to the memory tools).",
+        description="Key actions and observations of the task. Steps about the memory tools themselves "
+        "(activating, recalling, giving feedback) are left out of the episode and counted in "
+        "trajectory_lifecycle_filtered.",
     )
 
 
@@ -78,6 +94,13 @@ class CommitResult(Output):
         "updated."
     )
     procedure_id: str | None = None
+    already_ended: bool = Field(
+        description="True when the session had already ended (by an earlier commit or the idle timeout): "
+        "its outcome was updated without a feedback check."
+    )
+    trajectory_lifecycle_filtered: int = Field(
+        description="Trajectory steps left out of the episode because they narrate the memory tools."
+    )
 
 
 class OutstandingRetrieval(Output):

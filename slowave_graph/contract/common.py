@@ -7,8 +7,10 @@ context; the adapter reports that as the error's ``field_errors[].path``.
 from __future__ import annotations
 
 import json
+import math
 import re
-from datetime import datetime
+import unicodedata
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
@@ -50,13 +52,19 @@ NonBlankItem = Annotated[str, StringConstraints(min_length=1, max_length=1_000),
 
 
 def _scope(value: str) -> str:
+    # surrounding whitespace is an artefact of how a client assembled the value: trimmed, as the
+    # reference does, rather than refused
+    value = value.strip()
     kind, sep, ident = value.partition(":")
     if not sep or not kind.strip() or not ident.strip():
         raise PydanticCustomError(
             "scope", "scope must look like kind:id with both parts nonblank, e.g. project:shop"
         )
-    if kind != kind.strip() or value != value.strip() or _CONTROL.search(value):
-        raise PydanticCustomError("scope", "scope must not have surrounding whitespace or control characters")
+    if kind != kind.strip() or _CONTROL.search(value):
+        raise PydanticCustomError("scope", "scope kind must not have whitespace; no control characters")
+    if any(unicodedata.category(ch) == "Cf" for ch in value):
+        # zero-width and bidi controls: invisible, so two scopes would look the same
+        raise PydanticCustomError("scope", "scope must not contain invisible (zero-width or bidi) characters")
     return value
 
 
@@ -91,6 +99,16 @@ def _rfc3339(value: str) -> str:
             "must be an RFC 3339 timestamp with a time and an offset (Z or +hh:mm), "
             "e.g. 2026-03-01T09:30:00Z",
         )
+    offset = parsed.utcoffset()
+    try:  # the instant must exist in UTC (year 1 at +10:00 does not) and Neo4j takes ±18:00
+        parsed.astimezone(UTC)
+        in_range = offset is not None and abs(offset) <= timedelta(hours=18)
+    except (OverflowError, ValueError):
+        in_range = False
+    if not in_range:
+        raise PydanticCustomError(
+            "rfc3339_range", "must be a time between years 1 and 9999 in UTC, with an offset within ±18:00"
+        )
     return value
 
 
@@ -111,41 +129,49 @@ def parse_rfc3339(value: str) -> datetime:
 
 TASK_CONTEXT_MAX_BYTES = 16 * 1024
 TASK_CONTEXT_MAX_DEPTH = 8
-_KEY = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+# a lowercase identifier, dotted or namespaced as clients name things: task.type, service-name, env:prod
+CONTEXT_KEY_PATTERN = r"^[a-z][a-z0-9_.:-]{0,63}$"
+_KEY = re.compile(CONTEXT_KEY_PATTERN)
 
 
-def _check_context(value: Any, path: str, depth: int) -> None:
+def _check_context(value: Any, within: str, depth: int) -> None:
+    """``within``: where in the context object (".repo", ".files[0]"), reported after the field's
+    own path (task_context, procedure.context)."""
     if depth > TASK_CONTEXT_MAX_DEPTH:
         raise PydanticCustomError(
-            "context_depth", "task_context nests deeper than {max} levels",
-            {"max": TASK_CONTEXT_MAX_DEPTH, "path": path},
+            "context_depth", "context nests deeper than {max} levels",
+            {"max": TASK_CONTEXT_MAX_DEPTH, "within": within},
         )  # fmt: skip
     if isinstance(value, dict):
         for key, item in value.items():
-            if not isinstance(key, str) or not _KEY.match(key):
+            if not isinstance(key, str) or not _KEY.fullmatch(key):
                 raise PydanticCustomError(
                     "context_key",
-                    "task_context keys must be lowercase identifiers (a-z, 0-9, _): {key}",
-                    {"key": repr(key), "path": f"{path}.{key}"},
+                    "context keys start with a-z and hold only a-z 0-9 _ . : - (≤ 64): {key}",
+                    {"key": repr(key), "within": f"{within}.{key}"},
                 )
-            _check_context(item, f"{path}.{key}", depth + 1)
+            _check_context(item, f"{within}.{key}", depth + 1)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             if isinstance(item, dict | list):
                 raise PydanticCustomError(
-                    "context_array", "task_context arrays may hold only scalars",
-                    {"path": f"{path}[{index}]"},
+                    "context_array", "context arrays may hold only scalars",
+                    {"within": f"{within}[{index}]"},
                 )  # fmt: skip
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise PydanticCustomError("context_value", "numbers must be finite", {"within": within})
+    elif isinstance(value, str) and _CONTROL.search(value):
+        raise PydanticCustomError("context_value", "must not contain control characters", {"within": within})
     elif not (value is None or isinstance(value, str | int | float | bool)):
-        raise PydanticCustomError("context_value", "unsupported value", {"path": path})
+        raise PydanticCustomError("context_value", "unsupported value", {"within": within})
 
 
 def _task_context(value: dict[str, Any]) -> dict[str, Any]:
-    _check_context(value, "task_context", 1)
-    size = len(json.dumps(value, ensure_ascii=False).encode())
+    _check_context(value, "", 1)
+    size = len(json.dumps(value, ensure_ascii=False).encode(errors="replace"))
     if size > TASK_CONTEXT_MAX_BYTES:
         raise PydanticCustomError(
-            "context_size", "task_context is {size} bytes; the limit is {limit}",
+            "context_size", "context is {size} bytes; the limit is {limit}",
             {"size": size, "limit": TASK_CONTEXT_MAX_BYTES},
         )  # fmt: skip
     return value
@@ -155,7 +181,8 @@ TaskContext = Annotated[
     dict[str, Any],
     AfterValidator(_task_context),
     Field(
-        description="Structured facts about the task (JSON object): lowercase identifier keys, nesting "
+        description="Structured facts about the task (JSON object): keys like task.type or env:prod "
+        "(^[a-z][a-z0-9_.:-]{0,63}$), nesting "
         "depth ≤ 8, arrays of scalars only, ≤ 16 KiB. Used as extra retrieval cues.",
         examples=[{"repo": "shop", "language": "python", "files": ["app.py"]}],
     ),

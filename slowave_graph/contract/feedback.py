@@ -62,14 +62,14 @@ class MemoryFeedbackEntry(StrictInput):
     stale_reason: str | None = Field(
         None,
         max_length=40,
-        description="Only for stale. superseded also requires replacement_memory_id.",
+        description="Only for stale. superseded requires replacement_memory_id; the others may carry one.",
         json_schema_extra=_enum(STALE_REASONS, nullable=True),
     )
     replacement_memory_id: str | None = Field(
         None,
         max_length=100,
-        description="For stale/superseded: a different active memory in the retrieval's scope; need not "
-        "have been exposed. Remember the corrected claim first.",
+        description="For stale (required with superseded): a different active memory in the retrieval's "
+        "scope that replaces it; need not have been exposed. Remember the corrected claim first.",
     )
     reason: str | None = Field(
         None, max_length=2_000, description="Nonblank explanation, required for stale and unassessable."
@@ -170,7 +170,12 @@ class FeedbackRequest(StrictInput):
     procedure_feedback: list[ProcedureFeedbackEntry] | None = Field(None, max_length=ENTRIES_MAX)
     retrieval_quality: str | None = Field(None, max_length=2_000)
     missing: list[MissingNote] | None = Field(None, max_length=20)
-    coverage: Coverage | None = Field(None, description="Scalar form only; default partial.")
+    coverage: Coverage | None = Field(
+        None,
+        description="Scalar form only; default partial.",
+        # the real default, advertised (None here only tells the scalar form from the batch form)
+        json_schema_extra={"default": "partial"},
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> Self:
@@ -222,13 +227,16 @@ class SalienceChange(Output):
 
 
 class Applied(Output):
-    strengthened: list[SalienceChange]
-    weakened: list[SalienceChange]
+    strengthened: list[str] = Field(description="Targets whose salience rose.")
+    weakened: list[str] = Field(description="Targets whose salience fell.")
     unchanged: list[str] = Field(description="Recomputed, no numeric change (e.g. a repeated assessment).")
     neutral: list[str] = Field(
         description="not_used, unassessable, irrelevant and already_known observations."
     )
     stale: list[str] = Field(description="Memories retired by this call.")
+    salience_changes: list[SalienceChange] = Field(
+        default_factory=list, description="Salience before and after, for the strengthened and weakened."
+    )
 
 
 class FeedbackResult(Output):

@@ -34,10 +34,10 @@ class RecallRequest(StrictInput):
         None, description="Facts about the current sub-question; merged into the session's task context."
     )
     semantic_context: str | None = Field(None, max_length=10_000, description="Free text used as a cue.")
-    evidence: EvidenceMode | None = Field(
-        None,
+    evidence: EvidenceMode = Field(
+        "references",
         description="references (default): source records without text; full: also their text, up to "
-        "1000 characters each.",
+        "1000 characters each. Evidence comes with the first page of a result only.",
     )
     page_size: PageSize | None = Field(None, description="Memories per page, 1–10 (default 5).")
     continue_from: str | None = Field(
@@ -87,9 +87,13 @@ class EvidenceRecord(Output):
 
 class RecallResult(Output):
     retrieval_id: str = Field(description="Pass to slowave_feedback after using (or not) what was shown.")
+    session_id: str = Field(description="The session this retrieval belongs to.")
     memories: list[MemoryItem]
     procedures: list[FullProcedure]
-    evidence: list[EvidenceRecord] = Field(description="At most 8 source records behind the memories.")
+    evidence: list[EvidenceRecord] = Field(
+        description="At most 8 source records behind the memories; on the first page only ([] on a "
+        "continuation)."
+    )
     evidence_mode: EvidenceMode
     evidence_truncated: bool
     retrieval_policy_version: str
@@ -97,4 +101,4 @@ class RecallResult(Output):
     catalog_truncated: bool
     more_available: bool
     continue_from: str | None = None
-    accessible_field: AccessibleField | dict[str, int]
+    accessible_field: AccessibleField | dict[str, object]

@@ -18,6 +18,15 @@ class Association(Output):
     from_memory_id: str | None = Field(None, description="The direct match it is linked to.")
 
 
+class SourceExcerpt(Output):
+    version: int = Field(description="Form of this record (1).")
+    source_chars: int = Field(description="Length of the whole memory in characters.")
+    source_spans: list[list[int]] = Field(
+        description="[start, end) character ranges of the memory that content holds, in order, joined "
+        "by newlines."
+    )
+
+
 class Provenance(Output):
     source_kind: Literal["event", "episode"]
     integration: str | None = Field(None, description="Name of the MCP client that stored the memory.")
@@ -26,11 +35,19 @@ class Provenance(Output):
     association: Association | None = Field(
         None, description="Associated memories: why it came. Say irrelevant if it does not fit."
     )
+    source_excerpt: SourceExcerpt | None = Field(
+        None,
+        description="Only for memories longer than 1,024 characters: content holds these parts of it "
+        "(the sentences that bear on the task first), never a silent cut.",
+    )
 
 
 class MemoryItem(Output):
     memory_id: str = Field(description="sch_N — use in slowave_feedback.")
-    content: str
+    content: str = Field(
+        description="The memory verbatim up to 1,024 characters; longer ones as source spans (see "
+        "provenance.source_excerpt)."
+    )
     pathway: Literal["direct", "associated"] = Field(
         description="direct: matched the query; associated: linked to a direct match in the memory "
         "graph (shared concepts or past co-use), see provenance.association."
@@ -48,9 +65,12 @@ class CompactProcedure(Output):
 
 
 class AccessibleField(Output):
-    extra_candidates: int = Field(description="Relevant memories not yet returned.")
-    kinds: dict[str, int] = Field(description="Their memory types with counts.")
-    approx_extra_tokens: int = Field(description="Rough size of those memories in tokens.")
+    extra_candidates: int = Field(description="Relevant memories and procedures not yet returned.")
+    kinds: list[str] = Field(
+        description="Sorted pathway labels that remain (direct, associated), plus procedure when "
+        "procedures remain."
+    )
+    approx_extra_tokens: int = Field(description="Rough size of what remains, in tokens.")
 
 
 class ProcedureTallies(Output):

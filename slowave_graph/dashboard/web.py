@@ -15,6 +15,7 @@ from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
@@ -23,8 +24,11 @@ from slowave_graph import __version__
 from slowave_graph.dashboard import data
 from slowave_graph.dashboard.graph_svg import layout
 from slowave_graph.graph.database import Database
+from slowave_graph.mcp.adapter import GRANTS_KEY
+from slowave_graph.mcp.tokens import allowed
 
 HERE = Path(__file__).parent
+MAX_PAGE = 100_000  # × data.PAGE_SIZE rows: far beyond any scope a person pages through
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
@@ -78,16 +82,24 @@ class Dashboard:
         )
 
     @staticmethod
-    def _scope(request: Request) -> str | None:
+    def _granted(request: Request, scope: str | None) -> bool:
+        """Whether the request's token may see this scope (mcp/tokens.py; no grants: all)."""
+        grants = request.scope.get(GRANTS_KEY)
+        return scope is None or allowed(grants, scope)
+
+    def _scope(self, request: Request) -> str | None:
         scope = request.query_params.get("scope", "").strip()
+        if not self._granted(request, scope or None):
+            raise HTTPException(403, "this scope is not granted to your token")
         return scope or None
 
     @staticmethod
     def _page(request: Request) -> int:
-        try:
-            return max(0, int(request.query_params.get("page", "0")))
-        except ValueError:
-            return 0
+        """The ?page= number: 0 to MAX_PAGE (a page far beyond would overflow Neo4j's SKIP)."""
+        raw = request.query_params.get("page", "0")
+        if not raw.isdigit() or int(raw) > MAX_PAGE:
+            raise HTTPException(400, f"page must be a whole number from 0 to {MAX_PAGE}")
+        return int(raw)
 
     def _needs_scope(self, request: Request) -> HTMLResponse:
         return self.render(
@@ -100,7 +112,8 @@ class Dashboard:
 
     # ------------------------------------------------------------------------------------ pages
     async def index(self, request: Request) -> Response:
-        return self.render(request, "index.html", title="Scopes", scopes=await data.scopes(self.db))
+        scopes = [row for row in await data.scopes(self.db) if self._granted(request, row["scope"])]
+        return self.render(request, "index.html", title="Scopes", scopes=scopes)
 
     async def memories(self, request: Request) -> Response:
         scope = self._scope(request)
@@ -155,7 +168,7 @@ class Dashboard:
         of the record that holds the item's own fields (its scope picks the navigation)."""
         item_id = request.path_params[f"{key}_id"]
         found = await fetch(self.db, item_id)
-        if found is None:
+        if found is None or not self._granted(request, found[key].get("scope")):
             return self.not_found(request, f"{key} {item_id}")
         context: dict[str, Any] = {key[0]: found}
         if key == "memory":

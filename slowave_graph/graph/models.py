@@ -173,6 +173,7 @@ class Retrieval(AsyncStructuredNode):
     catalog_ids = ArrayProperty(StringProperty())
     catalog_pathways = ArrayProperty(StringProperty())
     catalog_associations = ArrayProperty(StringProperty())
+    catalog_procedures = ArrayProperty(StringProperty())
     relevant_total = IntegerProperty()
     pages_served = IntegerProperty()
     created_at = DateTimeNeo4jFormatProperty()

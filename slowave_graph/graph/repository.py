@@ -12,12 +12,15 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from neo4j import AsyncManagedTransaction
 
 from slowave_graph.errors import incomplete_feedback, invalid
 from slowave_graph.graph.database import Database, rows
+
+if TYPE_CHECKING:  # the page split is the services' pure function, passed in (page_of)
+    from slowave_graph.services.paging import Page
 
 # On Neo4j 5.26 a scope this small is searched exactly by scanning it; larger ones over-fetch.
 EXACT_SCAN_MAX = 5_000
@@ -62,6 +65,9 @@ class ServedPage:
     catalog_ids: list[str]
     catalog_pathways: list[str]
     catalog_associations: list[str]  # per item: why an associated hit came (JSON), "" for direct
+    page_procedure_ids: list[str]
+    rest_procedure_ids: list[str]
+    query: str  # the task or question the retrieval answered
     next_cursor_id: str | None
     relevant_total: int
     catalog_truncated: bool
@@ -248,9 +254,10 @@ class GraphRepository:
             list(row["variants"]),
         )
 
-    async def continuity_scope(self, continuity_id: str) -> str | None:
+    async def continuity_owner(self, continuity_id: str) -> dict[str, Any] | None:
+        """The continuity line's scope, principal and client name (None: unknown line)."""
         found = await self.db.run_read("continuity_scope", continuity_id=continuity_id)
-        return str(found[0]["scope"]) if found else None
+        return dict(found[0]) if found else None
 
     async def activate(self, session: dict[str, Any], retrieval: dict[str, Any]) -> dict[str, Any] | None:
         """Open the session and freeze its first retrieval: one statement, one round trip
@@ -305,7 +312,7 @@ class GraphRepository:
         scope: str,
         now: datetime,
         principal: str,
-        page_of: Callable[[list[str], int], list[list[int]]],
+        page_of: Callable[[list[str], int, int], list[Page]],
         next_cursor: Callable[[str, int], str],
     ) -> ServedPage:
         """Serve the page a cursor points to: bound to its session and scope, identical on replay."""
@@ -321,13 +328,15 @@ class GraphRepository:
                 raise invalid("continue_from belongs to another session", "continue_from")
             await self._guard_session(tx, session_id, scope, now, principal)
             ids, pathways = list(cur["catalog_ids"]), list(cur["catalog_pathways"])
-            # catalogs frozen before associations carried their reasons have none
+            # catalogs frozen before associations carried their reasons have none, and before
+            # procedures were paged their procedures were all on page 1
             why = list(cur["catalog_associations"] or [""] * len(ids))
-            pages = page_of(pathways, int(cur["page_size"]))
+            procedures = list(cur["catalog_procedures"] or [])
+            pages = page_of(pathways, int(cur["page_size"]), len(procedures))
             number = int(cur["page"])
             if number > len(pages):
                 raise invalid("continue_from points past the end of its result", "continue_from")
-            positions = pages[number - 1]
+            page = pages[number - 1]
             next_id = next_cursor(cur["retrieval_id"], number + 1) if number < len(pages) else None
             await rows(
                 tx,
@@ -336,19 +345,24 @@ class GraphRepository:
                 page=number,
                 page_memories=[
                     {"id": ids[i], "rank": i + 1, "pathway": pathways[i], "association": why[i] or None}
-                    for i in positions
+                    for i in page.memories
                 ],
+                page_procedures=[{"id": procedures[i], "rank": i + 1} for i in page.procedures],
                 next_cursor_id=next_id,
                 now=now,
             )
+            later = pages[number:]
             return ServedPage(
                 retrieval_id=cur["retrieval_id"],
                 page=number,
-                page_ids=[ids[i] for i in positions],
-                rest_ids=[ids[i] for page in pages[number:] for i in page],
+                page_ids=[ids[i] for i in page.memories],
+                rest_ids=[ids[i] for p in later for i in p.memories],
                 catalog_ids=ids,
                 catalog_pathways=pathways,
                 catalog_associations=why,
+                page_procedure_ids=[procedures[i] for i in page.procedures],
+                rest_procedure_ids=[procedures[i] for p in later for i in p.procedures],
+                query=str(cur["query"] or ""),
                 next_cursor_id=next_id,
                 relevant_total=int(cur["relevant_total"]),
                 catalog_truncated=bool(cur["catalog_truncated"]),

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -23,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from slowave_graph.contract.common import Envelope, ErrorBody, ErrorCode, FieldError
 from slowave_graph.errors import ServiceError, timed_out, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
+from slowave_graph.mcp.tokens import allowed
 from slowave_graph.services.context import LOCAL_PRINCIPAL, ClientInfo
 from slowave_graph.telemetry import ToolMetrics, tool_call
 
@@ -52,17 +55,55 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+def unsafe_values(value: Any, path: str = "") -> list[FieldError]:
+    """What no model should even see, anywhere in the arguments (keys included): lone surrogates
+    and noncharacters (not text; surrogates cannot even be encoded, logged or stored), NUL, and
+    numbers that are not finite
+    (NaN, ±Infinity, or 1e400 read as infinity) — JSON has no such values and Neo4j would store
+    them as something else."""
+    found: list[FieldError] = []
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            found.append(
+                FieldError(path=path or "(arguments)", message="not text: a lone surrogate or a noncharacter")
+            )
+        if "\x00" in value:
+            found.append(FieldError(path=path or "(arguments)", message="contains a NUL character"))
+    elif isinstance(value, float) and not math.isfinite(value):
+        found.append(FieldError(path=path or "(arguments)", message="must be a finite number"))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            shown = _SURROGATE.sub("\ufffd", str(key))
+            child = f"{path}.{shown}" if path else shown
+            found.extend(unsafe_values(key, child) if isinstance(key, str) else [])
+            found.extend(unsafe_values(item, child))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(unsafe_values(item, f"{path}[{index}]"))
+    return found
+
+
+# lone surrogates, and U+FFFE/U+FFFF, which the stdio transport puts in their place (mcp/stdio.py)
+_SURROGATE = re.compile("[\ud800-\udfff\ufffe\uffff]")
+
+
 def validation_failure(exc: ValidationError) -> ErrorBody:
     errors = []
     for err in exc.errors(include_url=False):
         ctx = err.get("ctx") or {}
-        path = ctx.get("path") or field_path(err["loc"]) or ctx.get("field") or "(arguments)"
+        # "within": where inside the field the problem is (e.g. a task_context key)
+        path = field_path(err["loc"]) + str(ctx["within"]) if "within" in ctx else ""
+        path = path or field_path(err["loc"]) or ctx.get("field") or "(arguments)"
         if ctx.get("field") and err["loc"] == ():
             path = str(ctx["field"])
         message = err["msg"]
         if err["type"] == "extra_forbidden":
             message = "unknown field"
         errors.append(FieldError(path=str(path), message=message))
+    return invalid_arguments(errors)
+
+
+def invalid_arguments(errors: list[FieldError]) -> ErrorBody:
     summary = "; ".join(f"{e.path}: {e.message}" for e in errors[:5])
     return ErrorBody(
         code=ErrorCode.invalid_input,
@@ -75,32 +116,42 @@ def validation_failure(exc: ValidationError) -> ErrorBody:
 # The ASGI scope key under which the HTTP auth layer (mcp/server.py BearerAuth) names the
 # principal whose credentials a request carried.
 PRINCIPAL_KEY = "slowave.principal"
+# ... and the scope patterns its token may use (None or absent: every scope)
+GRANTS_KEY = "slowave.grants"
+
+
+def _asgi_scope(ctx: Context[Any, Any]) -> dict[str, Any]:
+    """The HTTP request's ASGI scope ({} over stdio)."""
+    try:
+        request = ctx.request_context.request
+    except (AttributeError, ValueError, LookupError):
+        return {}
+    asgi_scope = getattr(request, "scope", None)
+    return asgi_scope if isinstance(asgi_scope, dict) else {}
 
 
 def principal_of(ctx: Context[Any, Any]) -> str:
     """Who the credentials of this call belong to: set by the HTTP auth layer; stdio, and HTTP
     without a token, have one local user."""
-    try:
-        request = ctx.request_context.request
-    except (AttributeError, ValueError, LookupError):
-        return LOCAL_PRINCIPAL
-    asgi_scope = getattr(request, "scope", None)
-    principal = asgi_scope.get(PRINCIPAL_KEY) if isinstance(asgi_scope, dict) else None
+    principal = _asgi_scope(ctx).get(PRINCIPAL_KEY)
     return principal if isinstance(principal, str) and principal else LOCAL_PRINCIPAL
 
 
 def client_info(ctx: Context[Any, Any]) -> ClientInfo:
     """Client identity from the MCP handshake and the transport (never from tool arguments)."""
     principal = principal_of(ctx)
+    grants = _asgi_scope(ctx).get(GRANTS_KEY)
+    scopes = tuple(grants) if isinstance(grants, tuple | list) else None
     try:
         params = ctx.session.client_params
     except (AttributeError, ValueError, LookupError):
-        return ClientInfo(principal=principal)
+        params = None
     info = getattr(params, "client_info", None) if params is not None else None
-    if info is None:
-        return ClientInfo(principal=principal)
     return ClientInfo(
-        name=getattr(info, "name", None), version=getattr(info, "version", None), principal=principal
+        name=getattr(info, "name", None),
+        version=getattr(info, "version", None),
+        principal=principal,
+        scopes=scopes,
     )
 
 
@@ -108,7 +159,8 @@ def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(envelope, ensure_ascii=False))],
         structured_content=envelope,
-        is_error=False,
+        # a refused call is an error to the MCP client too; the envelope says which
+        is_error=not envelope.get("ok", False),
     )
 
 
@@ -150,14 +202,22 @@ def make_tool(
             return await run(arguments, ctx)
 
     async def run(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
+        unsafe = unsafe_values(arguments)
+        if unsafe:
+            return envelope_result(_failure(invalid_arguments(unsafe)))
         try:
             request = request_model.model_validate(arguments)
         except ValidationError as exc:
             return envelope_result(_failure(validation_failure(exc)))
+        client = client_info(ctx)
+        scope = getattr(request, "scope", None)
+        if isinstance(scope, str) and not allowed(client.scopes, scope):
+            refusal = FieldError(path="scope", message=f"scope {scope!r} is not granted to this token")
+            return envelope_result(_failure(invalid_arguments([refusal])))
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
-                data = await handler(request, client_info(ctx))
+                data = await handler(request, client)
         except TimeoutError:
             if not deadline.expired():  # a timeout from below, not this call's deadline
                 return internal_failure(name)

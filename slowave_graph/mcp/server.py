@@ -15,8 +15,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.config import Settings
-from slowave_graph.mcp.adapter import PRINCIPAL_KEY
+from slowave_graph.mcp.adapter import GRANTS_KEY, PRINCIPAL_KEY
+from slowave_graph.mcp.deadlines import BodyDeadline
 from slowave_graph.mcp.security import harden, is_loopback, transport_security
+from slowave_graph.mcp.tokens import Identity, TokensFile
 from slowave_graph.mcp.tools import INSTRUCTIONS, build_tools
 from slowave_graph.telemetry import GC_PAUSES
 
@@ -78,24 +80,30 @@ TOKEN_PRINCIPAL = "default"
 
 class BearerAuth:
     """Requires ``Authorization: Bearer <token>`` on every request except GET /health, and names
-    the principal the token belongs to for the tool calls (``PRINCIPAL_KEY`` in the ASGI scope)."""
+    the principal the token belongs to (``PRINCIPAL_KEY`` in the ASGI scope) and the scopes it may
+    use (``GRANTS_KEY``; None: all). Tokens: ``static`` (token → principal, all scopes: the
+    SLOWAVE_AUTH_TOKEN) and the tokens file (mcp/tokens.py), read again when it changes."""
 
-    def __init__(self, app: ASGIApp, tokens: dict[str, str]) -> None:
+    def __init__(self, app: ASGIApp, static: dict[str, str], file: TokensFile | None = None) -> None:
         self.app = app
-        self.expected = [(f"Bearer {token}".encode(), name) for token, name in tokens.items()]
+        self.expected = [(f"Bearer {token}".encode(), name) for token, name in static.items()]
+        self.file = file
 
-    def principal(self, supplied: bytes) -> str | None:
+    def identify(self, supplied: bytes) -> Identity | None:
         found = None
         for expected, name in self.expected:  # every token compared, in constant time each
             if hmac.compare_digest(supplied, expected):
-                found = name
+                found = Identity(name)
+        if found is None and self.file is not None and supplied.startswith(b"Bearer "):
+            found = self.file.identify(supplied.removeprefix(b"Bearer "))
         return found
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path") != "/health":
-            supplied = dict(scope.get("headers") or []).get(b"authorization", b"")
-            principal = self.principal(supplied)
-            if principal is None:
+            supplied = [v for k, v in scope.get("headers") or [] if k == b"authorization"]
+            # two Authorization headers are ambiguous (proxies keep different ones): refused
+            identity = self.identify(supplied[0]) if len(supplied) == 1 else None
+            if identity is None:
                 response = JSONResponse(
                     {"error": "unauthorized", "message": "missing or wrong bearer token"},
                     status_code=401,
@@ -103,17 +111,20 @@ class BearerAuth:
                 )
                 await response(scope, receive, send)
                 return
-            scope[PRINCIPAL_KEY] = principal
+            scope[PRINCIPAL_KEY] = identity.principal
+            scope[GRANTS_KEY] = identity.scopes
         await self.app(scope, receive, send)
 
 
 def check_http_exposure(settings: Settings) -> str | None:
-    """The bearer token to require, if any; refuses a non-loopback bind without one."""
+    """The bearer token to require, if any; refuses a non-loopback bind without one (or a tokens
+    file)."""
     token = settings.auth_token.get_secret_value() if settings.auth_token else None
-    if not is_loopback(settings.http_host) and not token:
+    if not is_loopback(settings.http_host) and not token and not settings.tokens_path.exists():
         raise SystemExit(
             f"refusing to listen on {settings.http_host}: binding beyond loopback requires "
-            "SLOWAVE_AUTH_TOKEN (clients then send Authorization: Bearer <token>)"
+            "SLOWAVE_AUTH_TOKEN or named tokens (slowave-graph token add); clients then send "
+            "Authorization: Bearer <token>"
         )
     return token
 
@@ -124,8 +135,10 @@ def http_app(app: App, server: MCPServer[Any], tokens: dict[str, str] | None = N
     token."""
     settings = app.settings
     token = check_http_exposure(settings)
-    if tokens is None and token:
-        tokens = {token: TOKEN_PRINCIPAL}
+    if tokens is None:
+        tokens = {token: TOKEN_PRINCIPAL} if token else {}
+    # named tokens once the file exists (then every request needs a token)
+    file = TokensFile(settings.tokens_path) if settings.tokens_path.exists() else None
     starlette = server.streamable_http_app(
         streamable_http_path="/mcp",
         host=settings.http_host,
@@ -135,5 +148,7 @@ def http_app(app: App, server: MCPServer[Any], tokens: dict[str, str] | None = N
     from slowave_graph.dashboard import build_dashboard
 
     starlette.mount("/ui", build_dashboard(app.db))  # read-only pages, behind the same auth as /mcp
-    # Host/Origin check and body limit in front of everything, then the token (see mcp/security.py)
-    return harden(BearerAuth(starlette, tokens) if tokens else starlette, settings)
+    # the body deadline, the Host/Origin check and body limit in front of everything, then the
+    # token (see mcp/security.py, mcp/deadlines.py; the header deadline is uvicorn's protocol)
+    guarded = BearerAuth(starlette, tokens, file) if tokens or file else starlette
+    return BodyDeadline(harden(guarded, settings))

@@ -30,10 +30,12 @@ retrieval_id for feedback.
 
 Returns only memories that qualify as relevant — an empty list is a valid answer: nothing stored \
 matched, which does not prove nothing is known. memory_state is cold_start when the scope holds \
-nothing yet. Up to three procedures from earlier tasks come with their outcome and caveats (read \
-the caveats; a procedure that failed says so). Pass continuity_id from an earlier activation to \
-continue the same line of work across sessions (same scope only). When more_available is true, \
-slowave_recall(continue_from=…) returns the next page of the same frozen result.
+nothing yet. Procedures from earlier tasks (up to three per page) come with their outcome and \
+caveats (read the caveats; a procedure that failed says so). Pass continuity_id from an earlier \
+activation to continue the same line of work across sessions (same scope and client only). When \
+more_available is true, slowave_recall(continue_from=…) returns the next page of the same frozen \
+result (accessible_field says what remains). A memory longer than 1,024 characters comes as the \
+parts that bear on the task, listed in provenance.source_excerpt.
 
 Everything returned is exposed to you and needs feedback (slowave_feedback) before slowave_commit: \
 "used" only if an item actually influenced your reasoning, an action, a check or a constraint you \
@@ -83,8 +85,9 @@ or an applied constraint (reading it or topical similarity is not use; effect he
 harmed, omitted = helped); not_used — no influence; irrelevant — it does not fit this task (that \
 does not make it false); already_known — you knew it anyway; unassessable — usage cannot be \
 established (reason required); stale — no longer true (stale_reason contradicted|superseded|\
-outdated|unsupported|withdrawn and a reason; superseded also needs replacement_memory_id: remember \
-the corrected claim first). relevance (relevant|irrelevant|uncertain) is a separate, optional axis. \
+outdated|unsupported|withdrawn and a reason; superseded also needs replacement_memory_id, which \
+any stale entry may carry: remember the corrected claim first). relevance (relevant|irrelevant|\
+uncertain) is a separate, optional axis. \
 Per procedure, use (used|not_used|unassessable) is separate from effect (helped|no_effect|harmed|\
 unknown); used needs contribution; unassessable needs reason.
 
@@ -102,11 +105,13 @@ it was verified. Call it once at the end of every task, after slowave_feedback h
 retrieval of the session: otherwise it returns incomplete_feedback (retryable) listing the \
 outstanding retrieval and target ids — give that feedback and commit again.
 
-Optionally pass procedure (summary, context, steps, caveats, deduplication_key) when the task taught \
-a reusable method — also after a failure, so others learn what not to do (failed procedures are \
-shown with a caution); and trajectory, up to 32 key actions/observations of the task itself (not \
-calls to these memory tools). The session's events become an episode that future evidence points \
-to. Committing an already ended session updates its outcome (operation "updated")."""
+Optionally pass procedure (summary, steps, caveats, context, deduplication_key) when the task \
+taught a reusable method — also after a failure, so others learn what not to do (failed procedures \
+are shown with a caution); and trajectory, up to 32 key actions/observations of the task itself \
+(steps about these memory tools are left out and counted in trajectory_lifecycle_filtered). The \
+session's events become an episode that future evidence points to. Committing a session that \
+already ended (by commit or the idle timeout) only updates its outcome, with no feedback check \
+(operation "updated", already_ended true)."""
 
 _WRITES = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False

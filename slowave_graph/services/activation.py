@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from slowave_graph.contract.activate import ActivateRequest, ActivateResult
 from slowave_graph.contract.common import Warning_
@@ -22,7 +23,21 @@ from slowave_graph.services.retrieval import (
     compact_procedure,
     context_cue,
     memory_item,
+    policy_label,
 )
+
+
+def check_continuity(owner: dict[str, Any] | None, scope: str, client: ClientInfo) -> None:
+    """A continuity line continues only in its scope and for the client that started it (lines
+    from before owners were recorded are anyone's)."""
+    if owner is None:
+        raise invalid("unknown continuity_id; omit it to start a new line of work", "continuity_id")
+    if owner["scope"] != scope:
+        raise invalid("continuity_id belongs to another scope", "continuity_id")
+    if owner["principal"] is not None and (
+        owner["principal"] != client.principal or (owner["client_name"] or "") != (client.name or "")
+    ):
+        raise invalid("continuity_id belongs to a different client", "continuity_id")
 
 
 class ActivationService:
@@ -44,16 +59,13 @@ class ActivationService:
         # task for an empty scope is wasted only on its very first activation.
         state, owner, cues = await asyncio.gather(
             self.repo.scope_state(req.scope, norm_key),
-            self.repo.continuity_scope(req.continuity_id)
+            self.repo.continuity_owner(req.continuity_id)
             if req.continuity_id is not None
             else resolved(None),
             self.retriever.embed_cues([req.task, req.initial_goal, req.semantic_context or ""]),
         )
         if req.continuity_id is not None:
-            if owner is None:
-                raise invalid("unknown continuity_id; omit it to start a new line of work", "continuity_id")
-            if owner != req.scope:
-                raise invalid("continuity_id belongs to another scope", "continuity_id")
+            check_continuity(owner, req.scope, client)
 
         if state.has_memories or state.has_procedures:
             catalog = await self.retriever.build(
@@ -83,14 +95,16 @@ class ActivationService:
             },
             retrieval={
                 "scope": req.scope, "kind": "activate", "query": req.task,
-                "policy_version": self.policy.version, "now": now, **frozen,
+                "policy_version": policy_label("activate", self.policy), "now": now, **frozen,
             },
         )  # fmt: skip
         if opened is None:  # the continuity line vanished or moved between check and write
             raise invalid("continuity_id is not usable for this scope", "continuity_id")
 
         warnings = []
-        if state.variants:
+        cold = not (state.has_memories or state.has_procedures)
+        # a variant spelling matters when it starts empty: that is when memories begin to split
+        if state.variants and cold:
             warnings.append(
                 Warning_(
                     code="scope_fragmentation",
@@ -101,13 +115,15 @@ class ActivationService:
         return ActivateResult(
             retrieval_id=retrieval_id,
             session_id=opened["session_id"],
-            memory_state="available" if state.has_memories or state.has_procedures else "cold_start",
-            memories=[memory_item(c) for c in catalog.page(1)],
-            procedures=[compact_procedure(p) for p in catalog.procedures],
+            memory_state="cold_start" if cold else "available",
+            memories=[
+                memory_item(c, text.query_terms(f"{req.task} {req.initial_goal}")) for c in catalog.page(1)
+            ],
+            procedures=[compact_procedure(p) for p in catalog.page_procedures(1)],
             warnings=warnings,
             continuity_id=opened["continuity_id"],
             continuity_state="continued" if req.continuity_id else "started",
-            retrieval_policy_version=self.policy.version,
+            retrieval_policy_version=policy_label("activate", self.policy),
             relevant_total=len(catalog.memories),
             catalog_truncated=catalog.truncated,
             more_available=frozen["cursor_id"] is not None,

@@ -16,17 +16,27 @@ from slowave_graph.services import text
 from slowave_graph.services.context import ClientInfo, utcnow
 from slowave_graph.services.retrieval import context_cue
 
-# Entries about the memory tools themselves are bookkeeping, not evidence about the task.
-_MEMORY_TOOL = re.compile(
-    r"\bslowave_(activate|remember|recall|feedback|commit)\b|\bslowave[- ]graph\b", re.I
+# Steps that narrate the memory tools themselves ("Activated the Slowave session.", "Submitted
+# retrieval feedback.", "Called slowave_recall …") are bookkeeping, not evidence about the task: an
+# episode built from them would be recalled for every later task.
+LIFECYCLE_NARRATION = re.compile(
+    r"\bslowave_(activate|remember|recall|feedback|commit)\b"
+    r"|\bslowave[- ]graph\b"
+    r"|\b(activated|opened|started|committed|closed)\b.{0,40}\b(slowave|memory)\b.{0,20}\bsession\b"
+    r"|\b(submitted|sent|gave|recorded|provided)\b.{0,30}\b(retrieval|memory)\s+feedback\b"
+    r"|\b(recalled|remembered|stored)\b.{0,30}\b(in|from|to)\s+(slowave|memory)\b",
+    re.I,
 )
 
 
-def task_entries(trajectory: list[TrajectoryEntry] | None) -> list[dict[str, Any]]:
-    kept = [e for e in trajectory or [] if not _MEMORY_TOOL.search(e.summary)]
-    return [
+def task_entries(trajectory: list[TrajectoryEntry] | None) -> tuple[list[dict[str, Any]], int]:
+    """The trajectory's task steps, numbered, and how many lifecycle steps were left out."""
+    steps = trajectory or []
+    kept = [e for e in steps if not LIFECYCLE_NARRATION.search(e.summary)]
+    entries = [
         {"kind": e.kind, "summary": e.summary, "status": e.status, "position": i} for i, e in enumerate(kept)
     ]
+    return entries, len(steps) - len(kept)
 
 
 def episode_details(req: CommitRequest, entries: list[dict[str, Any]]) -> str:
@@ -54,7 +64,7 @@ class CommitService:
         self.clock = clock
 
     async def commit(self, req: CommitRequest, client: ClientInfo) -> CommitResult:
-        entries = task_entries(req.trajectory)
+        entries, filtered = task_entries(req.trajectory)
         procedure = None
         if req.procedure is not None:
             # its scope token needs the session's scope, and an unknown session costs no embedding
@@ -101,4 +111,6 @@ class CommitService:
             episodes_formed=written["episodes_formed"],
             operation="closed" if written["was_open"] else "updated",
             procedure_id=written["procedure_id"],
+            already_ended=not written["was_open"],
+            trajectory_lifecycle_filtered=filtered,
         )

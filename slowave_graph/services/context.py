@@ -24,6 +24,7 @@ class ClientInfo:
     name: str | None = None
     version: str | None = None
     principal: str = LOCAL_PRINCIPAL
+    scopes: tuple[str, ...] | None = None  # the scope patterns its token may use; None: all
 
 
 def new_id(prefix: str) -> str:

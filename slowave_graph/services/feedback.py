@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +33,8 @@ from slowave_graph.graph.repository import FeedbackDecision, GraphRepository
 from slowave_graph.services.context import ClientInfo, utcnow
 
 NEUTRAL_MEMORY = {"not_used", "unassessable", "irrelevant", "already_known"}
+# the form of a memory id (cypher/memory.cypher mints sch_<n>)
+MEMORY_ID = re.compile(r"^sch_[0-9]+$")
 
 HINTS = {
     "target_not_exposed": "only targets this retrieval showed (including continuation pages already served) "
@@ -42,20 +45,28 @@ HINTS = {
     "(omitted means helped)",
     "neutral_requires_unknown_or_absent_effect": "effect belongs to used; omit it or send unknown",
     "unassessable_requires_reason": "say in reason why usage cannot be assessed",
+    "already_known_requires_unknown_or_absent_effect": "already_known takes no effect; omit it or send "
+    "unknown",
+    "already_known_requires_no_replacement": "replacement_memory_id belongs to assessment stale",
+    "irrelevant_requires_unknown_or_absent_effect": "irrelevant takes no effect; omit it or send unknown",
+    "stale_requires_unknown_or_absent_effect": "stale takes no effect; omit it or send unknown",
     "stale_requires_reason": "say in reason why the memory is no longer true",
     "stale_requires_valid_stale_reason": "stale_reason must be one of: " + ", ".join(STALE_REASONS),
     "superseded_requires_replacement_memory_id": "remember the corrected claim first, then pass its id as "
     "replacement_memory_id",
+    "stale_reason_requires_stale_assessment": "stale_reason belongs to assessment stale",
+    "replacement_requires_stale_assessment": "replacement_memory_id belongs to assessment stale",
+    "replacement_matches_retired_memory": "the replacement must be another memory than the one marked stale",
+    "invalid_replacement_memory_id": "replacement_memory_id must be a memory id such as sch_12",
     "replacement_not_found": "replacement_memory_id must name an existing memory",
     "replacement_scope_mismatch": "the replacement must be in the retrieval's scope",
-    "replacement_not_current": "the replacement must be an active memory other than the one marked stale",
-    "stale_fields_require_stale": "stale_reason and replacement_memory_id belong to assessment stale",
-    "replacement_requires_superseded": "replacement_memory_id is only for stale_reason superseded",
+    "replacement_not_current": "the replacement must be an active memory",
     "invalid_procedure_use": "use one of: " + ", ".join(PROCEDURE_USES),
-    "invalid_effect": "effect must be helped, no_effect, harmed or unknown",
+    "invalid_procedure_effect": "effect must be helped, no_effect, harmed or unknown",
     "used_procedure_requires_contribution": "for used, describe in contribution how the procedure "
     "contributed",
-    "neutral_forbids_contribution": "contribution belongs to used; omit it for not_used/unassessable",
+    "not_used_requires_unknown_effect_and_no_contribution": "effect and contribution belong to used; for "
+    "not_used/unassessable omit them (or send effect unknown)",
     "incomplete_coverage": "assess every outstanding target and correct rejected entries, then declare "
     "coverage complete again",
 }
@@ -68,64 +79,75 @@ def _blank(value: str | None) -> bool:
 def memory_rejection(
     entry: MemoryFeedbackEntry, ctx: dict[str, Any], memories: dict[str, dict[str, Any]]
 ) -> tuple[str, str] | None:
-    """(reason, field) when this entry cannot be accepted, else None. First failing rule wins."""
+    """(reason, field) when this entry cannot be accepted, else None. The rules are checked in the
+    reference contract's order, so a client sees the same first failing rule."""
+    a, effect, replacement = entry.assessment, entry.effect, entry.replacement_memory_id
     if entry.memory_id not in ctx["exposed_memories"]:
-        return "target_not_exposed", "memory_id"
-    if entry.assessment not in MEMORY_ASSESSMENTS:
+        return "target_not_exposed", "target_id"
+    if a not in MEMORY_ASSESSMENTS:
         return "invalid_memory_assessment", "assessment"
     if entry.relevance is not None and entry.relevance not in RELEVANCE:
         return "invalid_relevance", "relevance"
-    if entry.assessment == "used":
-        if entry.effect not in (None, "helped", "no_effect", "harmed"):
-            return "used_requires_helped_no_effect_or_harmed_effect", "effect"
-    elif entry.effect not in (None, "unknown"):
-        return "neutral_requires_unknown_or_absent_effect", "effect"
-    if entry.assessment != "stale":
-        if entry.stale_reason is not None or entry.replacement_memory_id is not None:
-            return (
-                "stale_fields_require_stale",
-                "stale_reason" if entry.stale_reason else "replacement_memory_id",
-            )
-        if entry.assessment == "unassessable" and _blank(entry.reason):
+    absent_effect = effect in (None, "unknown")
+    if a == "used" and effect not in (None, "helped", "no_effect", "harmed"):
+        return "used_requires_helped_no_effect_or_harmed_effect", "effect"
+    if a in ("not_used", "unassessable"):
+        if not absent_effect:
+            return "neutral_requires_unknown_or_absent_effect", "effect"
+        if a == "unassessable" and _blank(entry.reason):
             return "unassessable_requires_reason", "reason"
-        return None
-    if _blank(entry.reason):
-        return "stale_requires_reason", "reason"
-    if entry.stale_reason not in STALE_REASONS:
-        return "stale_requires_valid_stale_reason", "stale_reason"
-    if entry.stale_reason != "superseded":
-        return (
-            ("replacement_requires_superseded", "replacement_memory_id")
-            if entry.replacement_memory_id
-            else None
-        )
-    if _blank(entry.replacement_memory_id):
-        return "superseded_requires_replacement_memory_id", "replacement_memory_id"
-    replacement = memories.get(str(entry.replacement_memory_id))
+    if a == "already_known":
+        if not absent_effect:
+            return "already_known_requires_unknown_or_absent_effect", "effect"
+        if replacement is not None:
+            return "already_known_requires_no_replacement", "replacement_memory_id"
+    if a == "irrelevant" and not absent_effect:
+        return "irrelevant_requires_unknown_or_absent_effect", "effect"
+    if a == "stale":
+        if not absent_effect:
+            return "stale_requires_unknown_or_absent_effect", "effect"
+        if entry.stale_reason not in STALE_REASONS:
+            return "stale_requires_valid_stale_reason", "stale_reason"
+        if _blank(entry.reason):
+            return "stale_requires_reason", "reason"
+        if entry.stale_reason == "superseded" and _blank(replacement):
+            return "superseded_requires_replacement_memory_id", "replacement_memory_id"
+    elif entry.stale_reason is not None:
+        return "stale_reason_requires_stale_assessment", "stale_reason"
     if replacement is None:
+        return None
+    if a != "stale":
+        return "replacement_requires_stale_assessment", "replacement_memory_id"
+    if replacement == entry.memory_id:
+        return "replacement_matches_retired_memory", "replacement_memory_id"
+    if not MEMORY_ID.match(replacement):
+        return "invalid_replacement_memory_id", "replacement_memory_id"
+    found = memories.get(replacement)
+    if found is None:
         return "replacement_not_found", "replacement_memory_id"
-    if replacement["scope"] != ctx["scope"]:
+    if found["scope"] != ctx["scope"]:
         return "replacement_scope_mismatch", "replacement_memory_id"
-    if replacement["status"] != "active" or replacement["id"] == entry.memory_id:
+    if found["status"] != "active":
         return "replacement_not_current", "replacement_memory_id"
     return None
 
 
 def procedure_rejection(entry: ProcedureFeedbackEntry, ctx: dict[str, Any]) -> tuple[str, str] | None:
+    """As memory_rejection, for a procedure entry."""
     if entry.procedure_id not in ctx["exposed_procedures"]:
-        return "target_not_exposed", "procedure_id"
+        return "target_not_exposed", "target_id"
     if entry.use not in PROCEDURE_USES:
         return "invalid_procedure_use", "use"
     if entry.effect not in (None, "helped", "no_effect", "harmed", "unknown"):
-        return "invalid_effect", "effect"
+        return "invalid_procedure_effect", "effect"
     if entry.use == "used":
         return (
             ("used_procedure_requires_contribution", "contribution") if _blank(entry.contribution) else None
         )
     if entry.effect not in (None, "unknown"):
-        return "neutral_requires_unknown_or_absent_effect", "effect"
+        return "not_used_requires_unknown_effect_and_no_contribution", "effect"
     if entry.contribution is not None:
-        return "neutral_forbids_contribution", "contribution"
+        return "not_used_requires_unknown_effect_and_no_contribution", "contribution"
     if entry.use == "unassessable" and _blank(entry.reason):
         return "unassessable_requires_reason", "reason"
     return None
@@ -206,11 +228,13 @@ class FeedbackService:
     ) -> FeedbackResult | FeedbackBatchResult:
         items = req.feedback_items()
         if req.items is None:
-            return await self.apply(items[0], client)
+            return await self.apply(items[0], client, ErrorCode.not_found)
         results = []
         for item in items:  # each item is its own transaction: one failure fails only its item
             try:
-                results.append(FeedbackItemResult(ok=True, data=await self.apply(item, client)))
+                # the reference contract: in a batch an unknown retrieval is invalid input of its item
+                data = await self.apply(item, client, ErrorCode.invalid_input)
+                results.append(FeedbackItemResult(ok=True, data=data))
             except ServiceError as exc:
                 results.append(FeedbackItemResult(ok=False, error=exc.body().model_dump(exclude_none=True)))
             except DatabaseUnavailable as exc:
@@ -219,7 +243,9 @@ class FeedbackService:
                 results.append(FeedbackItemResult(ok=False, error=error))
         return FeedbackBatchResult(results=results)
 
-    async def apply(self, item: FeedbackItem, client: ClientInfo) -> FeedbackResult:
+    async def apply(self, item: FeedbackItem, client: ClientInfo, unknown: ErrorCode) -> FeedbackResult:
+        """Record one item. ``unknown``: the error code of an unknown (or another principal's)
+        retrieval."""
         memory_ids = [m.memory_id for m in item.memory_feedback] + [
             m.replacement_memory_id for m in item.memory_feedback if m.replacement_memory_id
         ]
@@ -228,9 +254,7 @@ class FeedbackService:
 
         def decide(ctx: dict[str, Any] | None) -> FeedbackDecision:
             if ctx is None:
-                raise ServiceError(
-                    ErrorCode.not_found, f"unknown retrieval_id {item.retrieval_id!r}", retryable=False
-                )
+                raise ServiceError(unknown, f"unknown retrieval_id {item.retrieval_id!r}", retryable=False)
             plan = plan_item(item, ctx)
             planned[:] = [plan]  # a retried transaction decides again
             declare = item.coverage == "complete" and not plan.rejections
@@ -278,23 +302,25 @@ class FeedbackService:
 
 
 def _applied(learning: list[dict[str, Any]], neutral: list[str], retired: list[str]) -> Applied:
-    strengthened, weakened, unchanged = [], [], []
+    strengthened: list[str] = []
+    weakened: list[str] = []
+    unchanged: list[str] = []
+    changes: list[SalienceChange] = []
     for row in learning:
         before = float(row["before"] if row["before"] is not None else 0.5)
         after = float(row["after"])
         if row["id"] in neutral or row["id"] in retired:
             continue
-        change = SalienceChange(target_id=row["id"], before=round(before, 6), after=round(after, 6))
-        if after > before + 1e-9:
-            strengthened.append(change)
-        elif after < before - 1e-9:
-            weakened.append(change)
-        else:
+        if abs(after - before) <= 1e-9:
             unchanged.append(row["id"])
+            continue
+        (strengthened if after > before else weakened).append(row["id"])
+        changes.append(SalienceChange(target_id=row["id"], before=round(before, 6), after=round(after, 6)))
     return Applied(
         strengthened=strengthened,
         weakened=weakened,
         unchanged=unchanged,
         neutral=sorted(set(neutral)),
         stale=retired,
+        salience_changes=changes,
     )

@@ -98,7 +98,6 @@ class RankingPolicy:
     # at most this many per page, and the weight of their helped/harmed record
     procedure_floor: float = 3.1
     procedure_margin: float = 2.8
-    procedures_per_page: int = 3
     procedure_record_weight: float = 0.55
 
     @property
@@ -564,7 +563,7 @@ def rank_procedures(
             int(r.get("helped") or 0), int(r.get("harmed") or 0)
         )
     admitted.sort(key=lambda r: (-r["score"], str(r["id"])))
-    return admitted[: policy.procedures_per_page]
+    return admitted  # paged like memories (services/paging.py)
 
 
 def _float(value: object, default: float) -> float:

@@ -1,14 +1,13 @@
 """Building frozen retrieval catalogs, serving their pages, and slowave_recall.
 
 activate and recall share this machinery: cues → direct hits (vector + full-text) → associated hits
-→ a frozen catalog of memories (paged by ``paginate``) plus at most three procedures on page 1.
+→ a frozen catalog of memories and procedures, paged by ``paginate``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,13 +23,15 @@ from slowave_graph.contract.retrieval import (
     MemoryItem,
     ProcedureTallies,
     Provenance,
+    SourceExcerpt,
 )
 from slowave_graph.embedder import Embedder, aembed_query
 from slowave_graph.graph.repository import GraphRepository, WalkLimits
 from slowave_graph.services import text, timeframe
 from slowave_graph.services.calibration import scale_for
 from slowave_graph.services.context import ClientInfo, cursor_id, new_id, resolved, unix, utcnow
-from slowave_graph.services.paging import paginate
+from slowave_graph.services.excerpt import excerpt
+from slowave_graph.services.paging import Page, paginate
 from slowave_graph.services.ranking import (
     DEFAULT_POLICY,
     Candidate,
@@ -48,7 +49,6 @@ from slowave_graph.services.ranking import (
 
 EVIDENCE_LIMIT = 8
 EVIDENCE_CONTENT_MAX = 1_000
-MEMORY_CONTENT_MAX = 500
 FAILED_CAVEAT = "Caution: the last recorded use of this procedure ended in failure: {summary}"
 
 
@@ -67,20 +67,33 @@ class Catalog:
     truncated: bool
     page_size: int
     query_embedding: list[float] | None = None
-    pages: list[list[int]] = field(init=False)
+    pages: list[Page] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.pages = paginate([c.pathway for c in self.memories], self.page_size)
+        self.pages = paginate([c.pathway for c in self.memories], self.page_size, len(self.procedures))
 
     def page(self, number: int) -> list[Candidate]:
-        return [self.memories[i] for i in self.pages[number - 1]] if len(self.pages) >= number else []
+        """The memories of page ``number`` (from 1)."""
+        return (
+            [self.memories[i] for i in self.pages[number - 1].memories] if len(self.pages) >= number else []
+        )
 
-    def after(self, number: int) -> list[Candidate]:
-        return [self.memories[i] for page in self.pages[number:] for i in page]
+    def page_procedures(self, number: int) -> list[dict[str, Any]]:
+        if len(self.pages) < number:
+            return []
+        return [self.procedures[i] for i in self.pages[number - 1].procedures]
+
+    def after(self, number: int) -> Remaining:
+        """What the pages after ``number`` hold."""
+        later = self.pages[number:]
+        return Remaining(
+            [self.memories[i] for page in later for i in page.memories],
+            [procedure_text(self.procedures[i]) for page in later for i in page.procedures],
+        )
 
     def freeze(self, retrieval_id: str) -> dict[str, Any]:
         """Parameters of create_retrieval for this catalog with page 1 served."""
-        first = self.pages[0] if self.pages else []
+        first = self.pages[0] if self.pages else Page([], [])
         whys = [association_text(c) for c in self.memories]
         return {
             "retrieval_id": retrieval_id,
@@ -88,14 +101,34 @@ class Catalog:
             "catalog_pathways": [c.pathway for c in self.memories],
             # why each associated hit came, when there is one (most catalogs have none)
             "catalog_associations": whys if any(whys) else None,
+            "catalog_procedures": [p["id"] for p in self.procedures],
             "relevant_total": len(self.memories),
             "catalog_truncated": self.truncated,
             "page_size": self.page_size,
-            "page_memories": [page_item(self.memories, i) for i in first],
-            "page_procedures": [{"id": p["id"], "rank": n + 1} for n, p in enumerate(self.procedures)],
+            "page_memories": [page_item(self.memories, i) for i in first.memories],
+            "page_procedures": [{"id": self.procedures[i]["id"], "rank": i + 1} for i in first.procedures],
             "cursor_id": cursor_id(retrieval_id, 2) if len(self.pages) > 1 else None,
             "query_embedding": self.query_embedding,
         }
+
+
+@dataclass(frozen=True)
+class Remaining:
+    """The unserved rest of a catalog: its memories and the text of its procedures."""
+
+    memories: list[Candidate]
+    procedures: list[str]
+
+
+def procedure_text(row: dict[str, Any]) -> str:
+    """A procedure's text as the size hint counts it."""
+    return f"{row.get('goal') or ''} {row.get('summary') or ''}"
+
+
+def policy_label(tool: str, policy: RankingPolicy) -> str:
+    """retrieval_policy_version: the tool's policy (activate ranks a task, recall a question) and
+    the ranking version, e.g. recall/graph-v1; a continuation reports its retrieval's."""
+    return f"{tool}/{policy.version}"
 
 
 def association_text(cand: Candidate) -> str:
@@ -114,29 +147,36 @@ def page_item(catalog: list[Candidate], i: int) -> dict[str, Any]:
     }
 
 
-def memory_item(cand: Candidate) -> MemoryItem:
+def memory_item(cand: Candidate, cue_terms: list[str]) -> MemoryItem:
+    """A catalog memory as the agent sees it; a long one as the spans that bear on the cues."""
     association = Association.model_validate(cand.association) if cand.association else None
+    shown = excerpt(cand.content, cue_terms)
+    spans = shown.source_excerpt()
     return MemoryItem(
         memory_id=cand.id,
-        content=cand.content[:MEMORY_CONTENT_MAX],
+        content=shown.content,
         pathway="associated" if cand.pathway == "associated" else "direct",
         provenance=Provenance(
             source_kind="event",
             integration=cand.integration,
             integration_version=cand.integration_version,
             association=association,
+            source_excerpt=SourceExcerpt.model_validate(spans) if spans else None,
         ),
     )
 
 
-def accessible_field(rest: list[Candidate]) -> AccessibleField | dict[str, int]:
-    """Size hints about catalog items not yet served; never their content."""
-    if not rest:
+def accessible_field(rest: Remaining) -> AccessibleField | dict[str, Any]:
+    """Size hints about catalog items not yet served; never their content. ``kinds``: the pathway
+    labels that remain, plus "procedure" when procedures remain."""
+    if not rest.memories and not rest.procedures:
         return {}
+    kinds = {c.pathway for c in rest.memories} | ({"procedure"} if rest.procedures else set())
+    chars = sum(len(c.content) for c in rest.memories) + sum(len(t) for t in rest.procedures)
     return AccessibleField(
-        extra_candidates=len(rest),
-        kinds=dict(Counter(c.type for c in rest)),
-        approx_extra_tokens=sum(len(c.content) for c in rest) // 4 + 1,
+        extra_candidates=len(rest.memories) + len(rest.procedures),
+        kinds=sorted(kinds),
+        approx_extra_tokens=chars // 4 + 1,
     )
 
 
@@ -371,7 +411,7 @@ class RecallService:
         retrieval_id = new_id("rec")
         frozen = catalog.freeze(retrieval_id)
         first = catalog.page(1)
-        mode = req.evidence or "references"
+        mode = req.evidence
         # Freezing the retrieval (a write) and reading what page 1 shows are independent.
         _, (evidence, evidence_truncated), procedures = await asyncio.gather(
             self.repo.create_retrieval(
@@ -379,7 +419,7 @@ class RecallService:
                 scope=req.scope,
                 kind="recall",
                 query=req.query,
-                policy_version=self.policy.version,
+                policy_version=policy_label("recall", self.policy),
                 now=self.clock(),
                 principal=client.principal,
                 context_update=req.task_context,
@@ -387,16 +427,17 @@ class RecallService:
                 **frozen,
             ),
             self.retriever.evidence([c.id for c in first], mode),
-            self.retriever.full_procedures([p["id"] for p in catalog.procedures]),
+            self.retriever.full_procedures([p["id"] for p in catalog.page_procedures(1)]),
         )
         return RecallResult(
             retrieval_id=retrieval_id,
-            memories=[memory_item(c) for c in first],
+            session_id=req.session_id,
+            memories=[memory_item(c, text.query_terms(req.query)) for c in first],
             procedures=procedures,
             evidence=evidence,
             evidence_mode=mode,
             evidence_truncated=evidence_truncated,
-            retrieval_policy_version=self.policy.version,
+            retrieval_policy_version=policy_label("recall", self.policy),
             relevant_total=len(catalog.memories),
             catalog_truncated=catalog.truncated,
             more_available=frozen["cursor_id"] is not None,
@@ -414,21 +455,25 @@ class RecallService:
         why = dict(zip(served.catalog_ids, served.catalog_associations, strict=True))
         page = [_candidate(rows[i], pathways[i], why[i]) for i in served.page_ids if i in rows]
         rest = [_candidate(rows[i], pathways[i], why[i]) for i in served.rest_ids if i in rows]
-        mode = req.evidence or "references"
-        evidence, evidence_truncated = await self.retriever.evidence(served.page_ids, mode)
+        details = await self.retriever.full_procedures(served.page_procedure_ids + served.rest_procedure_ids)
+        shown = set(served.page_procedure_ids)
         return RecallResult(
             retrieval_id=served.retrieval_id,
-            memories=[memory_item(c) for c in page],
-            procedures=[],
-            evidence=evidence,
-            evidence_mode=mode,
-            evidence_truncated=evidence_truncated,
+            session_id=req.session_id,
+            memories=[memory_item(c, text.query_terms(served.query)) for c in page],
+            procedures=[p for p in details if p.procedure_id in shown],
+            # evidence belongs to the first page of a result (it was offered there)
+            evidence=[],
+            evidence_mode=req.evidence,
+            evidence_truncated=False,
             retrieval_policy_version=served.policy_version,
             relevant_total=served.relevant_total,
             catalog_truncated=served.catalog_truncated,
             more_available=served.next_cursor_id is not None,
             continue_from=served.next_cursor_id,
-            accessible_field=accessible_field(rest),
+            accessible_field=accessible_field(
+                Remaining(rest, [f"{p.goal} {p.summary}" for p in details if p.procedure_id not in shown])
+            ),
         )
 
 

@@ -43,9 +43,19 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode()).hexdigest()
 
 
+# Letters of other scripts drawn like Latin ones: "project:shоp" with a Cyrillic о is another scope
+# that looks the same (the Unicode confusables a scope is likely to meet; not the whole table).
+_LOOKALIKES = str.maketrans(
+    "аеорсхуіјѕԁһӏԛԝвкмнтɡαβεικνορτυχ",
+    "aeopcxyijsdhlqwbkmhtgabeikvoptux",
+)
+
+
 def scope_norm_key(scope: str) -> str:
-    """Scopes that differ only by case, '-' vs '_' or spaces share this key."""
-    return re.sub(r"[-_\s]+", "_", scope.casefold()).strip("_")
+    """Scopes that differ only by case, '-' vs '_', spaces, compatibility forms (full-width
+    letters) or look-alike letters of other scripts share this key."""
+    folded = unicodedata.normalize("NFKC", scope).casefold().translate(_LOOKALIKES)
+    return re.sub(r"[-_\s]+", "_", folded).strip("_")
 
 
 def scope_token(scope: str) -> str:

@@ -15,7 +15,8 @@ from mcp import Client
 from slowave_graph.app import App, open_app
 from slowave_graph.embedder import Embedder
 from slowave_graph.mcp.server import build_server
-from tests.conformance import SCENARIOS
+from tests import fidelity  # noqa: F401  (registers the §4.8 contract-fidelity scenarios)
+from tests.conformance import SCENARIOS, seeded
 from tests.conftest import Neo4jTarget, free_port
 from tests.mcp_helpers import activate, call, commit, error, recall, remember, settle
 from tests.servers import CLIENT_INFO, http_server, stdio_params
@@ -111,7 +112,9 @@ async def test_13_idle_timeout_closes_abandoned_sessions(
         open_app(settings, embedder=embedder) as quick,
         Client(build_server(quick), client_info=CLIENT_INFO) as client,
     ):
-        abandoned = await activate(client, scope, "Started and forgotten")
+        await seeded(client, scope, ["The payments team owns the refund service"])
+        abandoned = await activate(client, scope, "Who owns the refund service?")
+        assert abandoned["memories"], "something is exposed and left without feedback"
         kept = await activate(client, scope, "Still working")
         for _ in range(6):  # keep one session alive with calls
             await asyncio.sleep(0.5)
@@ -122,6 +125,9 @@ async def test_13_idle_timeout_closes_abandoned_sessions(
         args = {"scope": scope, "session_id": abandoned["session_id"], "content": "too late", "type": "fact"}
         late = await call(client, "slowave_remember", args)
         assert "session is already ended" in error(late, "invalid_input")["message"]
+        # a commit of the reaped session updates its outcome without the feedback check (§4.8)
+        done = await commit(client, abandoned["session_id"], "partial")
+        assert (done["operation"], done["already_ended"], done["outcome"]) == ("updated", True, "partial")
         assert (await session_status(quick, kept["session_id"]))["status"] == "open"
         await settle(client, abandoned)  # feedback stays possible after a session ended
         updated = await commit(client, abandoned["session_id"], "partial")

@@ -43,7 +43,8 @@ async def test_used_helped_raises_resubmission_changes_nothing_not_used_retracts
         first = await assess(client, act["retrieval_id"], mid, "used")
         raised = await salience(app, mid)
         assert raised > 0.5
-        assert first["applied"]["strengthened"] == [
+        assert first["applied"]["strengthened"] == [mid]
+        assert first["applied"]["salience_changes"] == [
             {"target_id": mid, "before": 0.5, "after": round(raised, 6)}
         ]
 
@@ -72,7 +73,7 @@ async def test_one_harmed_outweighs_one_helped(app: App, scope: str) -> None:
         two = await activate(client, scope, "Changed queue settings, what next?")
         await assess(client, one["retrieval_id"], mid, "used", effect="helped")
         data = await assess(client, two["retrieval_id"], mid, "used", effect="harmed")
-        assert data["applied"]["weakened"][0]["target_id"] == mid
+        assert data["applied"]["weakened"] == [mid]
     assert await salience(app, mid) < 0.5
 
 

@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server, http_app
 from tests.mcp_helpers import activate, call, commit_args, error, ok, recall, remember, settle
-from tests.servers import CLIENT_INFO, serve_in_process
+from tests.servers import client_as, serve_in_process
 
 pytestmark = [pytest.mark.neo4j]
 
@@ -33,14 +30,6 @@ PROCEDURE = {"summary": "Planted", "context": {}, "steps": [{"summary": "Do what
 async def base(app: App) -> AsyncIterator[str]:
     async with serve_in_process(http_app(app, build_server(app), tokens=TOKENS)) as url:
         yield url
-
-
-@asynccontextmanager
-async def client_as(base: str, token: str) -> AsyncIterator[Client]:
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
-        transport = streamable_http_client(f"{base}/mcp", http_client=http)
-        async with Client(transport, client_info=CLIENT_INFO) as client:
-            yield client
 
 
 async def _fingerprint(app: App, session_id: str) -> dict[str, Any]:

@@ -236,7 +236,7 @@ async def test_paging_freezes_the_catalog(app: App, scope: str) -> None:
         assert result["relevant_total"] == 12
         assert result["more_available"] is True and result["continue_from"].startswith("cur_")
         assert result["accessible_field"]["extra_candidates"] == 2
-        assert result["accessible_field"]["kinds"] == {"fact": 2}
+        assert result["accessible_field"]["kinds"] == ["direct"]
         assert result["accessible_field"]["approx_extra_tokens"] > 0
     exposed = await app.db.driver.execute_query(
         "MATCH (r:Retrieval {id: $id}) "
@@ -282,7 +282,7 @@ async def test_activate_write_replayed_after_a_lost_commit_opens_one_session(app
         "semantic_context": None, "client_name": "test", "client_version": "1", "now": utcnow(),
         "retrieval_id": new_id("ctx"), "kind": "activate", "query": "t", "query_embedding": None,
         "policy_version": "p", "page_size": 5, "catalog_ids": [], "catalog_pathways": [],
-        "catalog_associations": [],
+        "catalog_associations": [], "catalog_procedures": [],
         "relevant_total": 0, "catalog_truncated": False, "page_memories": [], "page_procedures": [],
         "cursor_id": None,
     }  # fmt: skip
@@ -436,7 +436,7 @@ async def test_recall_write_replayed_after_a_lost_commit_stores_one_retrieval(ap
     frozen = {
         "retrieval_id": new_id("rec"), "kind": "recall", "query": "q", "query_embedding": None,
         "policy_version": "p", "page_size": 5, "catalog_ids": [], "catalog_pathways": [],
-        "catalog_associations": [],
+        "catalog_associations": [], "catalog_procedures": [],
         "relevant_total": 0, "catalog_truncated": False, "page_memories": [], "page_procedures": [],
         "cursor_id": None,
     }  # fmt: skip

@@ -8,12 +8,14 @@ from slowave_graph.audit import counter_violations, page_violations
 
 
 def retrieval(**overrides: Any) -> dict[str, Any]:
-    # 5 direct + 1 associated memories, pages of 2: [0,1,5] [2,3] [4]
+    # 5 direct + 1 associated memories and 4 procedures, pages of 3: memories [0,1,5] [2,3,4],
+    # procedures [0,1,2] [3]
     row: dict[str, Any] = {
         "id": "rec_1",
         "catalog_ids": ["a", "b", "c", "d", "e", "f"],
         "pathways": ["direct"] * 5 + ["associated"],
-        "page_size": 2,
+        "catalog_procedures": ["p", "q", "r", "s"],
+        "page_size": 3,
         "pages_served": 2,
         "exposed": [
             {"id": "a", "page": 1, "rank": 1},
@@ -21,8 +23,14 @@ def retrieval(**overrides: Any) -> dict[str, Any]:
             {"id": "f", "page": 1, "rank": 6},
             {"id": "c", "page": 2, "rank": 3},
             {"id": "d", "page": 2, "rank": 4},
+            {"id": "e", "page": 2, "rank": 5},
         ],
-        "procedures": 1,
+        "exposed_procedures": [
+            {"id": "p", "page": 1, "rank": 1},
+            {"id": "q", "page": 1, "rank": 2},
+            {"id": "r", "page": 1, "rank": 3},
+            {"id": "s", "page": 2, "rank": 4},
+        ],
     }
     row.update(overrides)
     return row
@@ -34,23 +42,29 @@ def problems(row: dict[str, Any]) -> list[str]:
 
 def test_exactly_the_served_pages_exposed_is_fine() -> None:
     assert problems(retrieval()) == []
-    assert problems(retrieval(catalog_ids=[], pathways=[], exposed=[], pages_served=1, procedures=0)) == []
+    empty = retrieval(catalog_ids=[], pathways=[], exposed=[], pages_served=1, catalog_procedures=[])
+    assert problems({**empty, "exposed_procedures": []}) == []
+    # frozen before procedures were paged: up to three, all on page 1
+    legacy = retrieval(catalog_procedures=None, exposed_procedures=retrieval()["exposed_procedures"][:3])
+    assert problems(legacy) == []
 
 
 def test_page_problems_are_found() -> None:
     served = retrieval()["exposed"]
-    assert problems(retrieval(exposed=served[:-1])) == ["served page items never exposed"]
-    assert problems(retrieval(exposed=[*served, {"id": "e", "page": 3, "rank": 5}])) == [
-        "exposed beyond the served pages"
+    assert problems(retrieval(exposed=served[:-1])) == ["served page memories never exposed"]
+    assert problems(retrieval(pages_served=1, exposed=served[:3] + served[4:])) == [
+        "memories exposed beyond the served pages",
+        "procedures exposed beyond the served pages",
     ]
-    moved = [*served[:-1], {"id": "d", "page": 1, "rank": 4}]
-    assert problems(retrieval(exposed=moved)) == ["exposed on the wrong page or rank"]
+    moved = [*served[:-1], {"id": "e", "page": 1, "rank": 5}]
+    assert problems(retrieval(exposed=moved)) == ["memory exposed on the wrong page or rank"]
     assert problems(retrieval(exposed=[*served, served[0]])) == ["a memory is exposed twice"]
-    assert problems(retrieval(procedures=4)) == ["4 procedures exposed"]
+    procedures = retrieval()["exposed_procedures"]
+    assert problems(retrieval(exposed_procedures=procedures[:-1])) == ["served page procedures never exposed"]
+    legacy = retrieval(catalog_procedures=None, exposed_procedures=procedures)
+    assert problems(legacy) == ["4 procedures exposed"]
     assert problems(retrieval(pathways=["direct"])) == ["frozen catalog is malformed"]
-    assert problems(retrieval(pages_served=5, exposed=[*served, {"id": "e", "page": 3, "rank": 5}])) == [
-        "more pages served than the catalog has"
-    ]
+    assert problems(retrieval(pages_served=5)) == ["more pages served than the catalog has"]
 
 
 def test_counters_must_be_ahead_of_their_ids_and_ids_distinct() -> None:

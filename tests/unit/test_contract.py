@@ -34,10 +34,18 @@ def test_valid_scopes(scope: str) -> None:
 
 @pytest.mark.parametrize(
     "scope",
-    ["project", "project:", ":shop", " :shop", "project: ", " project:shop", "p:\x00x", "", "a" * 201],
+    [
+        *["project", "project:", ":shop", " :shop", "project: ", "project :shop", "p:\x00x", "", "a" * 201],
+        *["project:sh\u200bop", "project:\u202eshop", "user:alice\u2066", "project:\ufeffshop"],
+    ],
 )
 def test_invalid_scopes(scope: str) -> None:
     assert error_paths(ActivateRequest, {**BASE, "scope": scope}) == {"scope"}
+
+
+@pytest.mark.parametrize("scope", [" project:shop", "project:shop\n", "\tproject:shop  "])
+def test_surrounding_whitespace_of_a_scope_is_trimmed(scope: str) -> None:
+    assert ActivateRequest.model_validate({**BASE, "scope": scope}).scope == "project:shop"
 
 
 @pytest.mark.parametrize("page_size", [0, 11, -1, "5", True, 5.0, None])
@@ -58,7 +66,8 @@ def test_unknown_keys_are_rejected() -> None:
     ("context", "path"),
     [
         ({"Repo": "x"}, "task_context.Repo"),
-        ({"repo-name": "x"}, "task_context.repo-name"),
+        ({"9lives": "x"}, "task_context.9lives"),
+        ({"repo name": "x"}, "task_context.repo name"),
         ({"files": [{"a": 1}]}, "task_context.files[0]"),
         ({"files": [[1]]}, "task_context.files[0]"),
         ({"a": {"b": {"c": {"d": {"e": {"f": {"g": {"h": 1}}}}}}}}, "task_context.a.b.c.d.e.f.g.h"),

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slowave_graph.services.paging import ASSOCIATED_PER_PAGE, paginate
+from slowave_graph.services.paging import ASSOCIATED_PER_PAGE, PROCEDURES_PER_PAGE, paginate
 from slowave_graph.services.ranking import (
     DEFAULT_POLICY,
     Candidate,
@@ -95,19 +95,36 @@ def test_salience_orders_but_never_admits() -> None:
 
 def test_pages_never_repeat_and_cover_everything() -> None:
     pathways = ["direct"] * 12 + ["associated"] * 5
-    pages = paginate(pathways, 5)
-    flat = [i for page in pages for i in page]
+    pages = paginate(pathways, 5, procedures=7)
+    flat = [i for page in pages for i in page.memories]
     assert sorted(flat) == list(range(17)) and len(flat) == len(set(flat))
-    assert pages[0] == [0, 1, 2, 3, 4, 12, 13]
-    assert all(sum(pathways[i] == "direct" for i in page) <= 5 for page in pages)
-    assert all(sum(pathways[i] == "associated" for i in page) <= ASSOCIATED_PER_PAGE for page in pages[:3])
+    # page_size bounds the memories of a page, associated hits included; while direct hits remain
+    # a page keeps a place for an associated one
+    assert pages[0].memories == [0, 1, 2, 3, 12]
+    assert all(len(page.memories) <= 5 for page in pages)
+    assert all(sum(pathways[i] == "associated" for i in p.memories) <= ASSOCIATED_PER_PAGE for p in pages)
+    assert [page.procedures for page in pages] == [[0, 1, 2], [3, 4, 5], [6], []]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 10])
+@pytest.mark.parametrize(
+    ("direct", "associated", "procedures"), [(0, 4, 0), (7, 3, 2), (12, 0, 9), (1, 9, 1)]
+)
+def test_every_page_holds_at_most_page_size_memories(
+    size: int, direct: int, associated: int, procedures: int
+) -> None:
+    pages = paginate(["direct"] * direct + ["associated"] * associated, size, procedures)
+    assert all(len(p.memories) <= size and len(p.procedures) <= PROCEDURES_PER_PAGE for p in pages)
+    assert sorted(i for p in pages for i in p.memories) == list(range(direct + associated))
+    assert sorted(i for p in pages for i in p.procedures) == list(range(procedures))
+    assert all(p.memories or p.procedures for p in pages)  # no empty page
 
 
 @pytest.mark.parametrize(
     ("total", "size", "expected"), [(40, 5, [5] * 8), (12, 10, [10, 2]), (0, 5, []), (3, 10, [3])]
 )
 def test_page_sizes(total: int, size: int, expected: list[int]) -> None:
-    assert [len(p) for p in paginate(["direct"] * total, size)] == expected
+    assert [len(p.memories) for p in paginate(["direct"] * total, size)] == expected
 
 
 def test_recorded_neighbours_give_context() -> None:

@@ -31,6 +31,10 @@ def test_active_key_is_per_scope() -> None:
 def test_scope_keys() -> None:
     assert scope_norm_key("Project:My-Shop") == scope_norm_key("project:my_shop")
     assert scope_norm_key("project:shop") != scope_norm_key("project:shop2")
+    # confusables: a Cyrillic о, full-width letters
+    assert scope_norm_key("project:sh\u043ep") == scope_norm_key("project:shop")
+    assert scope_norm_key("\uff50roject:shop") == scope_norm_key("project:shop")
+    assert scope_norm_key("user:m\u00fcller") != scope_norm_key("user:muller")
     token = scope_token("project:shop")
     assert token.isalnum() and token == scope_token("project:shop") != scope_token("project:Shop")
 

@@ -1,0 +1,85 @@
+"""Named tokens with scope grants (mcp/tokens.py): a token works only in the scopes it was granted —
+a call outside them is refused and writes nothing — the dashboard shows only granted scopes, and a
+token revoked with `slowave-graph token revoke` is refused at its next request."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from slowave_graph.app import App
+from slowave_graph.mcp.server import build_server, http_app
+from tests.mcp_helpers import activate, call, error, remember
+from tests.servers import SERVER, client_as, serve_in_process
+
+pytestmark = [pytest.mark.neo4j]
+
+
+def token_cli(tokens: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {"SLOWAVE_TOKENS_FILE": str(tokens), "PATH": "/usr/bin:/bin"}
+    return subprocess.run([*SERVER, "token", *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def new_token(tokens: Path, name: str, *scopes: str) -> str:
+    made = token_cli(tokens, "add", name, *[arg for s in scopes for arg in ("--scope", s)])
+    assert made.returncode == 0, made.stderr
+    token = next(line for line in made.stdout.splitlines() if line.startswith("swg_"))
+    assert token not in tokens.read_text(), "only the token's hash is stored"
+    return token
+
+
+async def scope_exists(app: App, scope: str) -> bool:
+    found = await app.db.driver.execute_query(
+        "RETURN EXISTS { MATCH (:Scope {id: $scope}) } AS found", scope=scope, database_=app.db.database
+    )
+    return bool(found.records[0]["found"])
+
+
+async def test_tokens_work_only_in_their_granted_scopes(app: App, scope: str, tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.json"
+    kind, name = scope.split(":", 1)
+    shop, alice_a, alice_b = f"{kind}:{name}-shop", f"user:{name}-alice-a", f"user:{name}-alice-b"
+    alice = new_token(tokens, "alice", shop, f"user:{name}-alice-*")
+    bob = new_token(tokens, "bob", f"{kind}:{name}-other")
+    listed = token_cli(tokens, "list")
+    assert "alice" in listed.stdout and "bob" in listed.stdout and "swg_" not in listed.stdout
+
+    settings = app.settings.model_copy(update={"tokens_file": tokens})
+    served = dataclasses.replace(app, settings=settings)
+    async with serve_in_process(http_app(served, build_server(served))) as base:
+        async with client_as(base, alice) as client:
+            for granted in (shop, alice_a, alice_b):
+                act = await activate(client, granted, "Note the deploy rules")
+                await remember(client, granted, act["session_id"], "Deploys need a green build")
+        async with client_as(base, bob) as client:
+            refused = await call(
+                client, "slowave_activate", {"task": "t", "initial_goal": "g", "scope": shop}
+            )
+            assert "not granted" in error(refused, "invalid_input")["message"]
+            # outside its grants nothing is written, not even the scope
+            outside = f"{kind}:{name}-nowhere"
+            await call(client, "slowave_activate", {"task": "t", "initial_goal": "g", "scope": outside})
+            assert not await scope_exists(app, outside)
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {bob}"}) as http:
+            index = (await http.get(f"{base}/ui/")).text
+            assert shop not in index and alice_a not in index
+            assert (await http.get(f"{base}/ui/memories", params={"scope": shop})).status_code == 403
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {alice}"}) as http:
+            index = (await http.get(f"{base}/ui/")).text
+            assert shop in index and alice_a in index and alice_b in index
+            assert (await http.get(f"{base}/ui/memories", params={"scope": shop})).status_code == 200
+        # revoked: refused at the next request, without a restart
+        assert token_cli(tokens, "revoke", "bob").returncode == 0
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {bob}"}) as http:
+            assert (await http.post(f"{base}/mcp", json={})).status_code == 401
+            assert (await http.get(f"{base}/ui/")).status_code == 401
+        async with httpx2.AsyncClient() as http:  # no token at all, now that tokens exist
+            assert (await http.get(f"{base}/ui/")).status_code == 401
+        twice = {"Authorization": f"Bearer {alice}"}
+        async with httpx2.AsyncClient() as http:  # two Authorization headers: ambiguous, refused
+            response = await http.get(f"{base}/ui/", headers=[*twice.items(), *twice.items()])
+            assert response.status_code == 401

@@ -1,0 +1,58 @@
+"""Named tokens (mcp/tokens.py) and the stdio line repair (mcp/stdio.py): pure logic, no server."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from slowave_graph.mcp.stdio import NONCHARACTER, repair_line
+from slowave_graph.mcp.tokens import TokensFile, allowed
+
+
+def test_grants_are_shell_style_patterns() -> None:
+    assert allowed(None, "anything:at-all")
+    grants = ("project:shop", "user:alice-*")
+    assert allowed(grants, "project:shop") and allowed(grants, "user:alice-laptop")
+    assert not allowed(grants, "project:shop2") and not allowed(grants, "user:bob")
+    assert not allowed(grants, "Project:Shop")  # case matters, as scopes are case-sensitive
+    assert not allowed((), "project:shop")
+
+
+def test_tokens_are_stored_as_hashes_identified_and_revoked(tmp_path: Path) -> None:
+    tokens = TokensFile(tmp_path / "tokens.json")
+    assert tokens.entries() == [] and tokens.identify(b"swg_nothing") is None
+    alice = tokens.add("alice", ["project:shop", "user:alice-*"])
+    bob = tokens.add("bob", ["*"])
+    assert alice != bob and alice.startswith("swg_")
+    text = tokens.path.read_text()
+    assert alice not in text and bob not in text
+    assert stat.S_IMODE(tokens.path.stat().st_mode) == 0o600
+    found = tokens.identify(alice.encode())
+    assert found is not None and found.principal == "alice" and found.allows("user:alice-1")
+    assert not found.allows("project:other")
+    assert tokens.identify(alice.encode() + b"x") is None
+    with pytest.raises(ValueError):
+        tokens.add("alice", ["*"])  # one token per name
+    with pytest.raises(ValueError):
+        tokens.add("Alice Smith", ["*"])
+    with pytest.raises(ValueError):
+        tokens.add("carol", [])
+    # another process (the CLI) revokes: the server's reader sees it at the next request
+    assert TokensFile(tokens.path).revoke("alice") and not TokensFile(tokens.path).revoke("alice")
+    assert tokens.identify(alice.encode()) is None and tokens.identify(bob.encode()) is not None
+
+
+def test_stdio_lines_with_lone_surrogates_are_repaired_others_untouched() -> None:
+    plain = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    pair = b'{"jsonrpc":"2.0","id":2,"params":{"a":"\\ud83d\\ude00"}}\n'  # a valid pair: an emoji
+    assert (
+        repair_line(plain) == plain
+        and repair_line(pair) == pair
+        and repair_line(b"not json\n") == b"not json\n"
+    )
+    lone = b'{"jsonrpc":"2.0","id":3,"params":{"k\\udfff":"a\\ud800b"}}\n'
+    repaired = json.loads(repair_line(lone))
+    assert repaired == {"jsonrpc": "2.0", "id": 3, "params": {f"k{NONCHARACTER}": f"a{NONCHARACTER}b"}}
