@@ -182,6 +182,74 @@ def internal_failure(tool: str) -> CallToolResult:
     )
 
 
+def compact_schema(node: Any, descriptions: bool = True) -> Any:
+    """A JSON schema as tools/list publishes it: every constraint kept, without pydantic's titles,
+    and with ``anyOf [X, null]`` of an optional field as X (it is optional by not being required).
+    Sent to the model in every conversation, so every byte counts."""
+    if isinstance(node, list):
+        return [compact_schema(item, descriptions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str) and "oneOf" not in node:
+            continue
+        if key == "oneOf":  # the alternatives' titles are ours and name the forms: kept
+            out[key] = [{**compact_schema(v, descriptions), **({"title": v["title"]} if "title" in v else {})}
+                        for v in value]  # fmt: skip
+            continue
+        if not descriptions and key in ("description", "examples"):
+            continue
+        if key == "properties":  # names, not schema keywords
+            out[key] = {name: compact_schema(v, descriptions) for name, v in value.items()}
+            continue
+        out[key] = compact_schema(value, descriptions)
+    options = out.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        (kept,) = [o for o in options if o != {"type": "null"}]
+        out.pop("anyOf")
+        if out.get("default", 0) is None:
+            out.pop("default")
+        out = {**kept, **out}
+    if isinstance(out.get("enum"), list):
+        out.pop("maxLength", None)  # the enum says it
+        if None in out["enum"] and isinstance(out.get("type"), str):
+            out["type"] = [out["type"], "null"]  # the enum lists null: the type must allow it
+    return out
+
+
+def envelope_schema(result_model: type[BaseModel]) -> dict[str, Any]:
+    """The output schema: the envelope, with ``data`` as the result's fields and their types one
+    level deep (the tool descriptions and the README say what they hold)."""
+    full = compact_schema(Envelope[result_model].model_json_schema(), descriptions=False)  # type: ignore[valid-type]
+    defs = full.get("$defs", {})
+
+    def shallow(prop: dict[str, Any]) -> dict[str, Any]:
+        if "$ref" in prop:
+            return {"type": "object"}
+        if "anyOf" in prop:
+            return {"anyOf": [shallow(p) for p in prop["anyOf"]]}
+        out = {k: v for k, v in prop.items() if k in ("type", "enum", "const")}
+        return out or {"type": "object"}
+
+    def fields(ref: dict[str, Any]) -> dict[str, Any]:
+        model = defs[str(ref["$ref"]).rsplit("/", 1)[-1]]
+        props = {name: shallow(p) for name, p in model.get("properties", {}).items()}
+        return {"type": "object", "properties": props, "required": model.get("required", [])}
+
+    data = full["properties"]["data"]
+    options = [o for o in data.get("anyOf", [data]) if "$ref" in o]
+    return {
+        "type": "object",
+        "properties": {
+            "ok": {"type": "boolean"},
+            "data": fields(options[0]) if len(options) == 1 else {"anyOf": [fields(o) for o in options]},
+            "error": fields(full["properties"]["error"]),
+        },
+        "required": ["ok"],
+    }
+
+
 def make_tool(
     *,
     name: str,
@@ -233,13 +301,13 @@ def make_tool(
             return internal_failure(name)
         return envelope_result({"ok": True, "data": data.model_dump(mode="json", exclude_none=True)})
 
-    output_schema = Envelope[result_model].model_json_schema()  # type: ignore[valid-type]
+    output_schema = envelope_schema(result_model)
     return Tool(
         fn=call,
         name=name,
         title=title,
         description=description,
-        parameters=request_model.model_json_schema(),
+        parameters=compact_schema(request_model.model_json_schema()),
         fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=output_schema),
         is_async=True,
         context_kwarg="ctx",

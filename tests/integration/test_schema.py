@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from typing import Any
 
 import pytest
@@ -117,6 +118,11 @@ async def test_tools_list_publishes_the_strict_contract(app: App) -> None:
     types = remember_schema["$defs"]["RememberItem"]["properties"]["type"]["enum"]
     assert types == ["fact", "preference", "decision", "constraint", "instruction", "lesson", "warning",
                      "open_question", "task", "artifact"]  # fmt: skip
+    # sent to the model in every conversation: compact schemas (no titles, no nullable anyOf, the
+    # output as the envelope one level deep) keep it at about half of what pydantic emits
+    listed = json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools.values()])
+    assert len(listed.encode()) < 28_000, len(listed.encode())
+    assert '"title": "Page Size"' not in listed and '{"type": "null"}' not in listed
     for tool in tools.values():
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
         assert "ok" in tool.output_schema["properties"]
