@@ -59,6 +59,8 @@ def test_raw_hostile_json_is_refused_and_the_server_keeps_serving(http_url: str,
     hostile = [
         tool_call(f'{{"task":"\\ud800 lone","initial_goal":"g","scope":"{scope}"}}', 2),
         tool_call(f'{{"task":"t","initial_goal":"g","scope":"{scope}","semantic_context":"\\udfff"}}', 3),
+        tool_call(f'{{"task":"t","initial_goal":"g","scope":"{scope}","task_context":{{"k\\udfff":1}}}}', 8),
+        tool_call(f'{{"task":"t","initial_goal":"g","scope":"{scope}","task_context":{{"v":NaN}}}}', 10),
         tool_call(f'{{"task":"t","initial_goal":"g","scope":"{scope}","task_context":{nested}}}', 4),
         tool_call(f'{{"task":"t","initial_goal":"g","scope":"{scope}","page_size":1e999}}', 5),
         '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":',
