@@ -1,25 +1,36 @@
 // Overview queries: what the memory holds. Counts by label come from Neo4j's count store.
 
 // name: stats_labels
+// Forgetting: the audit records of `slowave-graph forget`, which belong to no scope (admin.cypher).
 RETURN COUNT { (:Scope) } AS Scope, COUNT { (:Memory) } AS Memory,
        COUNT { (:Procedure) } AS Procedure, COUNT { (:Episode) } AS Episode,
        COUNT { (:Event) } AS Event, COUNT { (:Session) } AS Session,
        COUNT { (:Continuity) } AS Continuity, COUNT { (:Retrieval) } AS Retrieval,
-       COUNT { (:Cursor) } AS Cursor;
+       COUNT { (:Cursor) } AS Cursor, COUNT { (:Concept) } AS Concept,
+       COUNT { (:Forgetting) } AS Forgetting;
 
 // name: stats_relationships
-RETURN COUNT { ()-[:DERIVED_FROM]->() } AS DERIVED_FROM, COUNT { ()-[:SUPERSEDES]->() } AS SUPERSEDES,
-       COUNT { ()-[:ASSOCIATED]->() } AS ASSOCIATED, COUNT { ()-[:EXPOSED]->() } AS EXPOSED,
-       COUNT { ()-[:ASSESSED]->() } AS ASSESSED, COUNT { ()-[:IN_SCOPE]->() } AS IN_SCOPE;
+// Every relationship type the service writes (each count is read from Neo4j's count store).
+RETURN COUNT { ()-[:IN_SCOPE]->() } AS IN_SCOPE, COUNT { ()-[:DERIVED_FROM]->() } AS DERIVED_FROM,
+       COUNT { ()-[:RECORDED]->() } AS RECORDED, COUNT { ()-[:FORMED]->() } AS FORMED,
+       COUNT { ()-[:RETRIEVED]->() } AS RETRIEVED, COUNT { ()-[:EXPOSED]->() } AS EXPOSED,
+       COUNT { ()-[:ASSESSED]->() } AS ASSESSED, COUNT { ()-[:CONTINUES]->() } AS CONTINUES,
+       COUNT { ()-[:NEXT]->() } AS NEXT, COUNT { ()-[:ASSOCIATED]->() } AS ASSOCIATED,
+       COUNT { ()-[:SUPERSEDES]->() } AS SUPERSEDES, COUNT { ()-[:MENTIONS]->() } AS MENTIONS;
 
 // name: stats_scopes
-// One row per scope: memories by status, sessions, procedures.
+// One row per scope (or only $scope): memories by status, sessions, retrievals, procedures, concepts.
+// param: scope string = null — only this scope
+// param: limit int = 200 — at most this many scopes, the fullest first
 MATCH (s:Scope)
+WHERE $scope IS NULL OR s.id = $scope
 RETURN s.id AS scope,
        COUNT { (s)<-[:IN_SCOPE]-(:Memory {status: 'active'}) } AS active,
        COUNT { (s)<-[:IN_SCOPE]-(m:Memory) WHERE m.status <> 'active' } AS stale,
        COUNT { (s)<-[:IN_SCOPE]-(:Session) } AS sessions,
-       COUNT { (s)<-[:IN_SCOPE]-(:Procedure) } AS procedures
+       COUNT { (s)<-[:IN_SCOPE]-(:Session)-[:RETRIEVED]->(:Retrieval) } AS retrievals,
+       COUNT { (s)<-[:IN_SCOPE]-(:Procedure) } AS procedures,
+       COUNT { (s)<-[:IN_SCOPE]-(:Concept) } AS concepts
 ORDER BY active DESC, scope
 LIMIT $limit;
 

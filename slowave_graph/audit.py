@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from slowave_graph.graph.database import Database
-from slowave_graph.services.paging import PROCEDURES_PER_PAGE, paginate
+from slowave_graph.services.paging import FORGOTTEN, PROCEDURES_PER_PAGE, paginate
 
 # check name → Cypher statement; each returns rows (subject, problem, detail)
 ROW_CHECKS: dict[str, str] = {
@@ -105,7 +105,8 @@ async def audit(db: Database, scopes: list[str] | None = None, limit: int = 50) 
 
 
 def page_violations(retrievals: list[dict[str, Any]]) -> list[Violation]:
-    """Exactly the items of the served pages are exposed, each on its page at its catalog rank."""
+    """Exactly the items of the served pages are exposed, each on its page at its catalog rank —
+    but a forgotten memory's place (``FORGOTTEN``), which has nothing left to expose."""
     out: list[Violation] = []
     for r in retrievals:
         ids, pathways = list(r["catalog_ids"] or []), list(r["pathways"] or [])
@@ -119,6 +120,7 @@ def page_violations(retrievals: list[dict[str, Any]]) -> list[Violation]:
             ids[i]: (number, i + 1)
             for number, page in enumerate(pages[:served], start=1)
             for i in page.memories
+            if ids[i] != FORGOTTEN
         }
         out.extend(_exposure_violations(r["id"], expected, r["exposed"], "memory"))
         if procedures is None:  # frozen before procedures were paged: all on page 1

@@ -12,11 +12,14 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slowave_graph import __version__
 from slowave_graph.config import DEFAULT_NEO4J_VERSION, GRAPH_USES, Settings
 from slowave_graph.telemetry import GC_PAUSES
+
+if TYPE_CHECKING:
+    from slowave_graph.neo4j_local.lease import ManagedLease
 
 log = logging.getLogger("slowave_graph")
 
@@ -82,9 +85,15 @@ def build_parser() -> argparse.ArgumentParser:
     neo4j = sub.add_parser("neo4j", help="control the managed local Neo4j")
     neo4j.add_argument(
         "action",
-        choices=["start", "stop", "status", "fetch"],
+        choices=["start", "stop", "status", "fetch", "browser"],
         help="fetch: download the jars from Maven Central, compile the launcher and record the JVM's "
-        "AOT cache (Java 25+, once), without starting",
+        "AOT cache (Java 25+, once), without starting; browser: serve Neo4j Browser for this Neo4j "
+        "on 127.0.0.1 until Ctrl-C and print its URL and how to log in",
+    )
+    neo4j.add_argument("--port", type=int, default=7474, help="browser: loopback HTTP port (default 7474)")
+    neo4j.add_argument("--open", action="store_true", help="browser: also open it in a web browser")
+    neo4j.add_argument(
+        "--show-password", action="store_true", help="browser: print the neo4j user's password too"
     )
     _common(neo4j)
 
@@ -195,7 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     talks.add_argument("--out", default="bench-results", help="directory for JSON and Markdown")
     _common(talks)
 
-    stats = sub.add_parser("stats", help="counts per label and per scope")
+    stats = sub.add_parser("stats", help="counts per label, relationship type and scope")
+    stats.add_argument("--scope", help="only this scope's row (the totals stay whole-database)")
     stats.add_argument("--json", action="store_true", help="print JSON")
     _common(stats)
 
@@ -302,12 +312,12 @@ def _serve_until_signal(settings: Settings, transport: str) -> None:
         uvloop.run(main())
 
 
-async def _stats(settings: Settings) -> dict[str, Any]:
+async def _stats(settings: Settings, scope: str | None) -> dict[str, Any]:
     from slowave_graph.app import open_database
     from slowave_graph.graph.stats import collect_stats
 
     async with open_database(settings) as db:
-        return await collect_stats(db)
+        return await collect_stats(db, scope=scope)
 
 
 async def _bench(settings: Settings, args: argparse.Namespace) -> None:
@@ -358,6 +368,40 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
         _write_report(out, "learning", result, bench_learning.markdown(result))
 
 
+def _neo4j_browser(settings: Settings, lease: ManagedLease, args: argparse.Namespace) -> int:
+    """Neo4j Browser on loopback for the managed Neo4j (or NEO4J_URI's), in the foreground."""
+    import webbrowser
+
+    import uvicorn
+
+    from slowave_graph.neo4j_local import browser
+    from slowave_graph.neo4j_local.manager import port_is_free
+
+    if not port_is_free(args.port):
+        print(f"slowave-graph: port {args.port} is taken; pick another with --port", file=sys.stderr)
+        return 1
+    static = browser.ensure_browser(settings)
+    if settings.managed:
+        uri, _, password = lease.acquire()
+        password_file: Path | None = lease.neo4j.password_file if settings.neo4j_password is None else None
+    else:
+        assert settings.neo4j_uri is not None
+        uri, password_file = settings.neo4j_uri, None
+        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
+    try:
+        url = browser.browser_url(args.port, uri)
+        print(browser.describe(url, uri, browser.login_hint(settings, password_file)), flush=True)
+        if args.show_password:
+            print(f"password: {password}", flush=True)
+        if args.open:
+            webbrowser.open(url)
+        uvicorn.run(browser.browser_app(static, uri), host="127.0.0.1", port=args.port, log_level="warning")
+    finally:
+        if settings.managed:
+            lease.release()
+    return 0
+
+
 def _write_report(out: Path, name: str, result: dict[str, Any], markdown: str) -> None:
     """A benchmark's JSON and Markdown in ``out``; the Markdown printed too."""
     out.mkdir(parents=True, exist_ok=True)
@@ -390,21 +434,21 @@ async def _bench_load(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def _print_stats(stats: dict[str, Any]) -> None:
+    """Tables with the numbers in right-aligned columns under their names."""
     print(f"Neo4j {stats['neo4j_version']} — {stats['database']}")
-    print("nodes:")
-    for label, count in stats["labels"].items():
-        print(f"  {label:<14}{count:>10}")
-    print("relationships:")
-    for rel, count in stats["relationships"].items():
-        print(f"  {rel:<14}{count:>10}")
+    for title, counts in (("nodes", stats["labels"]), ("relationships", stats["relationships"])):
+        print(f"{title}:")
+        for name, count in counts.items():
+            print(f"  {name:<16}{count:>10,}")
+    columns = ("active", "stale", "sessions", "retrievals", "procedures", "concepts")
     print("scopes:")
     if not stats["scopes"]:
         print("  (none)")
-    for row in stats["scopes"]:
-        print(
-            f"  {row['scope']:<32} memories {row['active']:>6} active {row['stale']:>5} stale"
-            f"  sessions {row['sessions']:>5}  procedures {row['procedures']:>4}"
-        )
+    else:
+        width = max(32, *(len(row["scope"]) for row in stats["scopes"]))
+        print(f"  {'scope':<{width}}" + "".join(f"{c:>12}" for c in columns))
+        for row in stats["scopes"]:
+            print(f"  {row['scope']:<{width}}" + "".join(f"{row[c]:>12,}" for c in columns))
     indexes = stats.get("indexes", [])
     waiting = [i for i in indexes if i["state"] != "ONLINE"]
     print(f"indexes: {len(indexes)}, {'all online' if not waiting else f'{len(waiting)} not online:'}")
@@ -447,6 +491,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(json.dumps({"started": started, **status}, indent=2))
             elif args.action == "stop":
                 print(json.dumps({"stopped": lease.stop()}))
+            elif args.action == "browser":
+                return _neo4j_browser(settings, lease, args)
             elif args.action == "fetch":
                 from slowave_graph.operator.jvm_training import trainer
 
@@ -458,7 +504,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "bench":
             asyncio.run(_bench(settings, args))
         elif args.command == "stats":
-            stats = asyncio.run(_stats(settings))
+            stats = asyncio.run(_stats(settings, args.scope))
+            if args.scope and not stats["scopes"]:
+                print(f"slowave-graph: no such scope: {args.scope}", file=sys.stderr)
+                return 1
             if args.json:
                 print(json.dumps(stats, indent=2))
             else:

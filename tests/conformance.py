@@ -329,16 +329,17 @@ async def enums(client: Client, scope: str) -> None:
         "stale",
     ]
     assert procedure["use"]["enum"] == ["used", "not_used", "unassessable"]
-    assert memory["effect"]["enum"] == ["helped", "no_effect", "harmed", "unknown", None]
+    assert memory["effect"]["enum"] == ["helped", "no_effect", "harmed", "unknown"]
     assert memory["stale_reason"]["enum"] == [
         "contradicted",
         "superseded",
         "outdated",
         "unsupported",
         "withdrawn",
-        None,
     ]
-    assert {v["title"] for v in schema["oneOf"]} == {"Scalar feedback", "Feedback batch"}
+    # the scalar-xor-batch rule is validation's (item 10 refuses a mixed call), never a root
+    # oneOf/anyOf/allOf, which the Anthropic, OpenAI and Gemini APIs refuse
+    assert not {"oneOf", "anyOf", "allOf"} & set(schema), schema
 
 
 # --------------------------------------------------------------------------- 10

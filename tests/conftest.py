@@ -8,12 +8,14 @@ run the suite against a Neo4j of your own instead; tests only ever write into fr
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from playwright.async_api import Browser, async_playwright
 
 from slowave_graph.app import App, open_app
 from slowave_graph.config import Settings
@@ -103,3 +105,42 @@ def scope() -> str:
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     return Path(__file__).resolve().parents[1]
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Debian's Chromium (the project never downloads a browser; `make test` installs it)."""
+    found = shutil.which("chromium") or (CHROMIUM if Path(CHROMIUM).exists() else None)
+    assert found, "the browser tests need Debian's Chromium: scripts/chromium installs it (make test runs it)"
+    return found
+
+
+@pytest.fixture(scope="module")
+async def browser(chromium: str) -> AsyncIterator[Browser]:
+    """Chromium driven by Playwright, one per test module."""
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            await launched.close()
+
+
+@pytest.fixture
+def cli_env(neo4j: Neo4jTarget, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Arguments (and environment) that point a `slowave-graph` command at the suite's Neo4j."""
+    monkeypatch.setenv("NEO4J_USER", neo4j.user)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j.password)
+    yield ["--neo4j-uri", neo4j.uri]
+
+
+async def run_cli(argv: list[str]) -> int:
+    """`slowave-graph ARGV`; the CLI runs its own event loop, so it runs in a worker thread."""
+    import asyncio
+
+    from slowave_graph import cli
+
+    return await asyncio.to_thread(cli.main, argv)

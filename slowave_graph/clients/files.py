@@ -7,7 +7,7 @@ import difflib
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -21,13 +21,30 @@ class FileChange:
     """The new text of one file; ``old`` is None when the file does not exist yet."""
 
     path: Path
-    old: str | None
-    new: str
-    private: bool = True  # created with mode 0600 (config files can hold a bearer token)
+    old: str | None = field(repr=False)  # either text can hold a secret: kept out of repr
+    new: str = field(repr=False)
+    private: bool = True  # created with mode 0600 (a configuration can hold a secret)
+    holds_secret: bool = False  # the new text holds a secret literally (a client that cannot refer to one)
+    old_holds_secret: bool = False  # our entry in the old text held one (its backup does too)
 
     @property
     def changed(self) -> bool:
         return self.old != self.new
+
+    def current_mode(self) -> int | None:
+        try:
+            return self.path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            return None
+
+    def mode(self) -> int:
+        """The mode the file is written with: a new file 0600 (a configuration) or 0644; an existing
+        one keeps its mode, except that a file holding a secret loses all group and other access.
+        Only the owner's processes (the client) read these files, so that takes nothing away."""
+        current = self.current_mode()
+        if current is None:
+            return 0o600 if self.private or self.holds_secret else 0o644
+        return current & 0o700 if self.holds_secret else current
 
     def diff(self) -> str:
         before = [] if self.old is None else self.old.splitlines(keepends=True)
@@ -61,17 +78,22 @@ def backup_path(path: Path, now: datetime | None = None) -> Path:
 def apply(change: FileChange) -> Path | None:
     """Write the change atomically; returns the backup of the previous file, if there was one.
 
-    An unchanged file is left alone (no write, no backup): running setup twice changes nothing.
+    An unchanged file is left alone (no write, no backup): running setup twice changes nothing,
+    except that a file holding a secret which has since been opened to others is made owner-only.
     """
     if not change.changed:
+        if change.holds_secret and change.current_mode() != change.mode():
+            os.chmod(change.path, change.mode())
         return None
     path = change.path
     backup: Path | None = None
+    mode = change.mode()
     if change.old is not None and path.exists():
         backup = backup_path(path)
         shutil.copy2(path, backup)  # keeps the mode: a 0600 config stays private in its backup
+        if change.old_holds_secret:  # the backup keeps an old literal secret: owner-only, like the new file
+            os.chmod(backup, (backup.stat().st_mode & 0o777) & 0o700)
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = (path.stat().st_mode & 0o777) if path.exists() else (0o600 if change.private else 0o644)
     # Write next to the target and rename over it, so a crash never leaves half a config file.
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from slowave_graph.clients.entries import find_json_entry, load_json, upsert_json
 from slowave_graph.clients.files import FileChange, SetupError, read_text
 from slowave_graph.clients.instructions import upsert_block
+from slowave_graph.clients.redact import holds_literal_secret
 from slowave_graph.clients.registry import Client
 from slowave_graph.clients.spec import ServerSpec
 from slowave_graph.clients.tomlfile import find_toml_entry, upsert_toml_table
@@ -19,6 +20,10 @@ class ClientPlan:
     client: Client
     changes: list[FileChange] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Variables whose values the client reads from its own environment (its file names them) ...
+    references: tuple[str, ...] = ()
+    # ... or whose values are written into its file (a client that cannot refer to one).
+    literals: tuple[str, ...] = ()
 
 
 def _effective_spec(client: Client, spec: ServerSpec) -> ServerSpec:
@@ -35,13 +40,25 @@ def config_change(client: Client, path: Path, spec: ServerSpec) -> FileChange:
     else:
         container, layout = client.container(load_json(old, str(path)))
         new = upsert_json(old, container, spec.name, client.build(spec, layout), str(path))
-    return FileChange(path, old, new)
+    old_entry = current_entry_from_text(client, path, old, spec.name) if old is not None else None
+    return FileChange(
+        path,
+        old,
+        new,
+        holds_secret=client.literal_only and bool(spec.secrets),
+        old_holds_secret=holds_literal_secret(old_entry, spec.secret_values),
+    )
 
 
 def plan(client: Client, home: Path, spec: ServerSpec, instructions: bool = True) -> ClientPlan:
     result = ClientPlan(client, notes=list(client.notes))
     if not client.http and spec.transport == "http":
         result.notes.insert(0, f"{client.title}: written as stdio (see below).")
+    names = tuple(s.var for s in _effective_spec(client, spec).secrets)
+    if client.literal_only:
+        result.literals = names
+    else:
+        result.references = names
     for path in client.configs(home):
         result.changes.append(config_change(client, path, spec))
     target = client.instructions(home) if instructions else None
@@ -98,6 +115,14 @@ def status(client: Client, home: Path, spec: ServerSpec) -> ClientStatus:
     except SetupError as exc:
         return ClientStatus(client.name, "unreadable", path, str(exc))
     where = entry.get("url") or entry.get("serverUrl") or entry.get("command")
+    if change.changed and change.old_holds_secret and not client.literal_only:
+        return ClientStatus(
+            client.name,
+            "outdated",
+            path,
+            f"{path} has {spec.name} ({transport}: {where}) with a secret written into it as plain "
+            "text; setup replaces it with a reference to an environment variable",
+        )
     if change.changed:
         wanted = current_entry_from_text(client, path, change.new, spec.name)
         keys = sorted(k for k in set(entry) | set(wanted) if entry.get(k) != wanted.get(k))

@@ -8,8 +8,8 @@ Formats (user-level configuration, Linux and macOS), HTTP entry / stdio entry / 
   file cannot hold remote servers); no instruction file (it reads the server's MCP instructions).
 - cursor: ``~/.cursor/mcp.json`` ``mcpServers``; ``url, headers`` / ``command, args, env``; no
   instruction file (user rules live in its settings).
-- codex: ``~/.codex/config.toml`` ``[mcp_servers.<name>]``; ``url, http_headers`` /
-  ``command, args, env, startup_timeout_sec``; ``~/.codex/AGENTS.md``.
+- codex: ``~/.codex/config.toml`` ``[mcp_servers.<name>]``; ``url, bearer_token_env_var`` /
+  ``command, args, env, env_vars, startup_timeout_sec``; ``~/.codex/AGENTS.md``.
 - cline: VS Code globalStorage ``saoudrizwan.claude-dev/settings/cline_mcp_settings.json`` (and the
   CLI's ``~/.cline/data/settings/…`` when present) ``mcpServers``; ``type: streamableHttp, url,
   headers`` / ``type: stdio, command, args, env``; ``~/Documents/Cline/Rules/slowave-graph.md``.
@@ -18,6 +18,37 @@ Formats (user-level configuration, Linux and macOS), HTTP entry / stdio entry / 
 - opencode: ``~/.config/opencode/opencode.json`` ``mcp`` (``mcp.servers`` in a V2-style file);
   ``type: remote, url, headers`` / ``type: local, command[], environment``;
   ``~/.config/opencode/AGENTS.md``.
+
+Secrets (the bearer token, a user-supplied NEO4J_PASSWORD) are written as references to environment
+variables wherever the client documents a way to read one, so the value stays in the user's
+environment and the file holds only its name:
+
+- claude-code: ``${VAR}`` in ``command, args, env, url, headers``
+  (https://code.claude.com/docs/en/mcp, "Environment variable expansion in .mcp.json"; the section
+  names the project file, and the user-scope ``~/.claude.json`` entries expand the same way per
+  https://microsoft.github.io/apm/reference/mcp-variable-compatibility/, checked against the client).
+- cursor: ``${env:VAR}`` in ``command, args, env, url, headers``
+  (https://cursor.com/docs/context/mcp, "Config interpolation").
+- windsurf: ``${env:VAR}`` in ``command, args, env, serverUrl, url, headers``; an unset variable
+  becomes "" (https://docs.windsurf.com/windsurf/cascade/mcp, "Config Interpolation").
+- opencode: ``{env:VAR}`` anywhere in the config file, replaced as text before parsing (so a value
+  holding ``"`` would break the JSON); an unset variable becomes ""
+  (https://opencode.ai/docs/config/#variables).
+- codex: no interpolation, but ``bearer_token_env_var`` names the variable holding the bearer token,
+  and ``env_vars`` lists variables forwarded from Codex's environment to a stdio server, which
+  otherwise gets only a default whitelist (https://github.com/openai/codex/blob/main/docs/config.md,
+  "MCP integration"; https://developers.openai.com/codex/mcp).
+- claude-desktop, cline: no variable syntax is documented, and values are passed as written
+  (Claude Desktop: https://modelcontextprotocol.io/quickstart/user,
+  https://github.com/modelcontextprotocol/servers/issues/1039; Cline:
+  https://docs.cline.bot/mcp/adding-and-configuring-servers, https://github.com/cline/cline/issues/3129).
+  Relying on a spawned server inheriting the variable instead does not hold either: Cline gives a
+  stdio server only PATH besides its ``env`` (https://github.com/cline/cline/issues/3533). So the
+  value itself is written, the file is made owner-only, and setup says so.
+
+The managed Neo4j's generated password is never among these secrets: a spawned server reads it
+from its data directory (neo4j_local/manager.py), so a stdio entry needs no secret at all unless the
+user set NEO4J_PASSWORD.
 """
 
 from __future__ import annotations
@@ -30,7 +61,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from slowave_graph.clients.entries import Entry
-from slowave_graph.clients.spec import ServerSpec
+from slowave_graph.clients.files import SetupError
+from slowave_graph.clients.spec import Secret, ServerSpec
 
 Format = Literal["json", "toml"]
 
@@ -54,16 +86,48 @@ def _cline_vscode_dir(home: Path) -> Path:
     return app_support(home) / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev"
 
 
-def _stdio(spec: ServerSpec, **extra: Any) -> dict[str, Any]:
+# How a client file refers to an environment variable; None: it can only hold the value itself.
+Reference = Callable[[str], str] | None
+
+
+def _claude_ref(var: str) -> str:
+    return f"${{{var}}}"
+
+
+def _env_ref(var: str) -> str:  # Cursor, Windsurf
+    return f"${{env:{var}}}"
+
+
+def _opencode_ref(var: str) -> str:
+    return f"{{env:{var}}}"
+
+
+def _secret(secret: Secret, ref: Reference) -> str:
+    if ref is not None:
+        return ref(secret.var)
+    if secret.value is None:
+        raise SetupError(
+            f"its configuration cannot refer to environment variables, so setup writes the value of "
+            f"{secret.var} into it, and {secret.var} is not set here: export it and run setup again"
+        )
+    return secret.value
+
+
+def _env(spec: ServerSpec, ref: Reference) -> dict[str, str]:
+    return {**spec.env, **{s.var: _secret(s, ref) for s in spec.secret_env}}
+
+
+def _stdio(spec: ServerSpec, ref: Reference, **extra: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {**extra, "command": spec.command, "args": list(spec.args)}
-    if spec.env:
-        entry["env"] = dict(spec.env)
+    env = _env(spec, ref)
+    if env:
+        entry["env"] = env
     return entry
 
 
-def _with_headers(entry: dict[str, Any], spec: ServerSpec, key: str = "headers") -> dict[str, Any]:
-    if spec.headers:
-        entry[key] = spec.headers
+def _with_headers(entry: dict[str, Any], spec: ServerSpec, ref: Reference) -> dict[str, Any]:
+    if spec.token:
+        entry["headers"] = {"Authorization": f"Bearer {_secret(spec.token, ref)}"}
     return entry
 
 
@@ -72,44 +136,64 @@ _COMMON_KEYS = frozenset({"type", "url", "headers", "command", "args", "env"})
 
 def _claude_code(spec: ServerSpec, layout: str) -> Entry:
     if spec.transport == "http":
-        return Entry(_with_headers({"type": "http", "url": spec.url}, spec), _COMMON_KEYS)
-    return Entry(_stdio(spec, type="stdio"), _COMMON_KEYS)
+        return Entry(_with_headers({"type": "http", "url": spec.url}, spec, _claude_ref), _COMMON_KEYS)
+    return Entry(_stdio(spec, _claude_ref, type="stdio"), _COMMON_KEYS)
 
 
 def _claude_desktop(spec: ServerSpec, layout: str) -> Entry:
-    return Entry(_stdio(spec), _COMMON_KEYS)
+    return Entry(_stdio(spec, None), _COMMON_KEYS)
 
 
 def _cursor(spec: ServerSpec, layout: str) -> Entry:
     if spec.transport == "http":
-        return Entry(_with_headers({"url": spec.url}, spec), _COMMON_KEYS)
-    return Entry(_stdio(spec), _COMMON_KEYS)
+        return Entry(_with_headers({"url": spec.url}, spec, _env_ref), _COMMON_KEYS)
+    return Entry(_stdio(spec, _env_ref), _COMMON_KEYS)
 
 
 def _windsurf(spec: ServerSpec, layout: str) -> Entry:
     keys = _COMMON_KEYS | {"serverUrl"}
     if spec.transport == "http":
-        return Entry(_with_headers({"serverUrl": spec.url}, spec), keys)
-    return Entry(_stdio(spec), keys)
+        return Entry(_with_headers({"serverUrl": spec.url}, spec, _env_ref), keys)
+    return Entry(_stdio(spec, _env_ref), keys)
 
 
 def _cline(spec: ServerSpec, layout: str) -> Entry:
     defaults = {"disabled": False, "autoApprove": []}
     if spec.transport == "http":
-        return Entry(_with_headers({"type": "streamableHttp", "url": spec.url}, spec), _COMMON_KEYS, defaults)
-    return Entry(_stdio(spec, type="stdio"), _COMMON_KEYS, defaults)
+        entry = _with_headers({"type": "streamableHttp", "url": spec.url}, spec, None)
+        return Entry(entry, _COMMON_KEYS, defaults)
+    return Entry(_stdio(spec, None, type="stdio"), _COMMON_KEYS, defaults)
 
 
+# http_headers stays managed so that the literal Authorization header of an older setup goes away.
 _CODEX_KEYS = frozenset(
-    {"url", "http_headers", "bearer_token_env_var", "command", "args", "env", "startup_timeout_sec"}
+    {
+        "url",
+        "http_headers",
+        "bearer_token_env_var",
+        "command",
+        "args",
+        "env",
+        "env_vars",
+        "startup_timeout_sec",
+    }
 )
 
 
 def _codex(spec: ServerSpec, layout: str) -> Entry:
     if spec.transport == "http":
-        return Entry(_with_headers({"url": spec.url}, spec, "http_headers"), _CODEX_KEYS)
+        entry: dict[str, Any] = {"url": spec.url}
+        if spec.token:
+            entry["bearer_token_env_var"] = spec.token.var
+        return Entry(entry, _CODEX_KEYS)
+    entry = {"command": spec.command, "args": list(spec.args)}
+    if spec.env:
+        entry["env"] = dict(spec.env)
+    if spec.secret_env:
+        entry["env_vars"] = [s.var for s in spec.secret_env]
     # A stdio server answers `initialize` once Neo4j and the embedding model are up: give it time.
-    return Entry({**_stdio(spec), "startup_timeout_sec": 120}, _CODEX_KEYS)
+    entry["startup_timeout_sec"] = 120
+    return Entry(entry, _CODEX_KEYS)
 
 
 _OPENCODE_KEYS = frozenset({"type", "url", "headers", "command", "environment", "enabled"})
@@ -119,10 +203,12 @@ def _opencode(spec: ServerSpec, layout: str) -> Entry:
     # V1 layout (mcp.<name>) carries `enabled`; the V2 layout (mcp.servers.<name>) connects by default.
     flag = {"enabled": True} if layout == "v1" else {}
     if spec.transport == "http":
-        return Entry(_with_headers({"type": "remote", "url": spec.url, **flag}, spec), _OPENCODE_KEYS)
-    entry: dict[str, Any] = {"type": "local", "command": [spec.command, *spec.args], **flag}
-    if spec.env:
-        entry["environment"] = dict(spec.env)
+        entry = _with_headers({"type": "remote", "url": spec.url, **flag}, spec, _opencode_ref)
+        return Entry(entry, _OPENCODE_KEYS)
+    entry = {"type": "local", "command": [spec.command, *spec.args], **flag}
+    env = _env(spec, _opencode_ref)
+    if env:
+        entry["environment"] = env
     return Entry(entry, _OPENCODE_KEYS)
 
 
@@ -153,6 +239,7 @@ class Client:
     instructions: Callable[[Path], Path | None] = lambda home: None
     http: bool = True
     notes: tuple[str, ...] = field(default_factory=tuple)
+    literal_only: bool = False  # its file cannot refer to an environment variable (see above)
 
     def installed(self, home: Path) -> bool:
         return any(p.exists() for p in self.markers(home))
@@ -185,6 +272,7 @@ CLIENTS: dict[str, Client] = {
             markers=lambda h: [app_support(h) / "Claude"],
             build=_claude_desktop,
             http=False,
+            literal_only=True,
             notes=(
                 "Claude Desktop's config file holds only servers it spawns, so it gets the stdio "
                 "command (it shares the managed Neo4j with other servers); remote servers are added "
@@ -221,6 +309,7 @@ CLIENTS: dict[str, Client] = {
             configs=_cline_configs,
             markers=lambda h: [_cline_vscode_dir(h), h / ".cline"],
             build=_cline,
+            literal_only=True,
             instructions=lambda h: h / "Documents" / "Cline" / "Rules" / "slowave-graph.md",
         ),
         Client(

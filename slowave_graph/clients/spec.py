@@ -1,11 +1,21 @@
-"""What a client needs to reach this server: the HTTP endpoint (+ bearer token) and the stdio command."""
+"""What a client needs to reach this server: the HTTP endpoint (+ bearer token) and the stdio command.
+
+Secrets (the bearer token, a Neo4j password) are carried as ``Secret``: the environment variable a
+client reads the value from, and the value itself for the clients that can only hold a literal. A
+client file that can reference a variable gets the reference, never the value (registry.py).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from pydantic import SecretStr
 
 from slowave_graph.config import Settings
 
@@ -15,6 +25,19 @@ Transport = Literal["http", "stdio"]
 # Settings that only concern the HTTP listener: a stdio server spawned by a client does not need them.
 _HTTP_ONLY = {"http_host", "http_port", "auth_token"}
 
+# What every client syntax (${NAME}, ${env:NAME}, {env:NAME}, Codex's variable names) can refer to.
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A secret a client passes on: ``var`` is the environment variable it is read from; ``value``
+    is known only when setup saw it (needed just for clients that cannot reference a variable).
+    The value stays out of ``repr`` so a traceback or debug print cannot show it."""
+
+    var: str
+    value: str | None = field(default=None, repr=False)
+
 
 @dataclass(frozen=True)
 class ServerSpec:
@@ -22,18 +45,28 @@ class ServerSpec:
 
     transport: Transport
     url: str
-    token: str | None
+    token: Secret | None
     command: str
     args: tuple[str, ...]
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)  # plain settings for a spawned server
+    secret_env: tuple[Secret, ...] = ()  # secret settings for a spawned server (NEO4J_PASSWORD)
     name: str = SERVER_NAME
 
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
-
     def with_transport(self, transport: Transport) -> ServerSpec:
-        return ServerSpec(transport, self.url, self.token, self.command, self.args, self.env, self.name)
+        return dataclasses.replace(self, transport=transport)
+
+    @property
+    def secrets(self) -> tuple[Secret, ...]:
+        """The secrets an entry of this transport carries."""
+        if self.transport == "http":
+            return (self.token,) if self.token else ()
+        return self.secret_env
+
+    @property
+    def secret_values(self) -> tuple[str, ...]:
+        """Every secret value setup knows (either transport): what output must never show."""
+        known = [self.token, *self.secret_env]
+        return tuple(s.value for s in known if s is not None and s.value)
 
 
 def http_url(settings: Settings) -> str:
@@ -54,32 +87,51 @@ def stdio_command() -> tuple[str, tuple[str, ...]]:
     return sys.executable, ("-m", "slowave_graph", "serve", "--transport", "stdio")
 
 
-def stdio_env(settings: Settings) -> dict[str, str]:
+def stdio_env(settings: Settings) -> tuple[dict[str, str], tuple[Secret, ...]]:
     """Environment for a spawned server: every setting that differs from its default (from the
-    environment or a CLI flag), so the client's server uses the same Neo4j and data as this shell."""
+    environment or a CLI flag), so the client's server uses the same Neo4j and data as this shell.
+    Secret settings come back apart, as variables the client passes on. The managed Neo4j's
+    generated password is not among them: the server reads it from its data directory itself."""
     defaults = Settings.from_env({})
     names = Settings.env_names()
     env: dict[str, str] = {}
+    secrets: list[Secret] = []
     for name, var in names.items():
         if name in _HTTP_ONLY:
             continue
         value = getattr(settings, name)
         if value == getattr(defaults, name) or value is None:
             continue
-        if hasattr(value, "get_secret_value"):
-            value = value.get_secret_value()
-        env[var] = str(value)
-    return env
+        if isinstance(value, SecretStr):
+            secrets.append(Secret(var, value.get_secret_value()))
+        else:
+            env[var] = str(value)
+    return env, tuple(secrets)
 
 
-def spec_from_settings(settings: Settings, transport: Transport, url: str | None = None) -> ServerSpec:
+def bearer_token(settings: Settings, token_env: str | None = None) -> Secret | None:
+    """The bearer token clients send. By default the server's own SLOWAVE_AUTH_TOKEN, so one value,
+    kept in the user's environment, serves both; ``token_env`` names another variable (e.g. one
+    holding a token from `slowave-graph token add`), which setup reads only for literal-only clients."""
+    default_var = Settings.env_names()["auth_token"]
+    if token_env is None or token_env == default_var:
+        if settings.auth_token is None:
+            return None
+        return Secret(default_var, settings.auth_token.get_secret_value())
+    return Secret(token_env, os.environ.get(token_env) or None)
+
+
+def spec_from_settings(
+    settings: Settings, transport: Transport, url: str | None = None, token_env: str | None = None
+) -> ServerSpec:
     command, args = stdio_command()
-    token = settings.auth_token.get_secret_value() if settings.auth_token else None
+    env, secret_env = stdio_env(settings)
     return ServerSpec(
         transport=transport,
         url=url or http_url(settings),
-        token=token,
+        token=bearer_token(settings, token_env),
         command=command,
         args=args,
-        env=stdio_env(settings),
+        env=env,
+        secret_env=secret_env,
     )

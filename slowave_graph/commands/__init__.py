@@ -34,5 +34,6 @@ COMMAND_MODULES: list[str] = [
     "demo",
     "cypher",
     "data",
+    "forget",
     "token",
 ]

@@ -1,4 +1,5 @@
-"""`slowave-graph cypher list | run`: the analyst's catalog from the command line."""
+"""`slowave-graph cypher list | run | query`: the analyst's catalog, and any read-only statement,
+from the command line."""
 
 from __future__ import annotations
 
@@ -30,12 +31,26 @@ def register(sub: Any, common: Common) -> None:
         "datetime as ISO 8601, string); `null` passes null.",
     )
     run.add_argument("name", help="query name (see `slowave-graph cypher list`)")
-    run.add_argument(
-        "--param", "-p", action="append", default=[], metavar="NAME=VALUE", help="a parameter (repeatable)"
+    query = actions.add_parser(
+        "query",
+        help="run any Cypher statement in a read transaction (writes are refused)",
+        description="Runs one statement in a READ transaction: Neo4j itself refuses any write in it "
+        "(CREATE, MERGE, SET, DELETE, schema changes). Values of $parameters come from --param "
+        "(null, true/false, numbers, JSON lists/objects, else the text as it is).",
     )
-    run.add_argument("--json", action="store_true", help="print the rows as JSON")
-    common(run)
-    run.set_defaults(handler=_run)
+    query.add_argument("statement", help='the Cypher statement, e.g. "MATCH (m:Memory) RETURN count(m)"')
+    for action, handler in ((run, _run), (query, _query)):
+        action.add_argument(
+            "--param",
+            "-p",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="a parameter (repeatable)",
+        )
+        action.add_argument("--json", action="store_true", help="print the rows as JSON")
+        common(action)
+        action.set_defaults(handler=handler)
 
 
 def _signature(query: CatalogQuery) -> str:
@@ -109,5 +124,43 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             return found
 
     found = asyncio.run(main())
+    print(json.dumps(found, indent=2, ensure_ascii=False) if args.json else format_table(found))
+    return 0
+
+
+def statement_params(assignments: list[str]) -> dict[str, Any]:
+    """``NAME=VALUE`` strings as parameters, each value's type inferred (see ``parse_value``)."""
+    from slowave_graph.explore.catalog import parse_value
+
+    params: dict[str, Any] = {}
+    for item in assignments:
+        name, sep, raw = item.partition("=")
+        if not sep or not name.strip():
+            raise ParamError(f"--param {item!r}: expected NAME=VALUE")
+        params[name.strip()] = parse_value(raw)
+    return params
+
+
+def _query(args: argparse.Namespace, settings: Settings) -> int:
+    from neo4j.exceptions import Neo4jError
+
+    from slowave_graph.app import open_database
+    from slowave_graph.explore.run import run_read_statement
+
+    try:
+        params = statement_params(args.param)
+    except ParamError as exc:
+        print(f"slowave-graph cypher: {exc}", file=sys.stderr)
+        return 2
+
+    async def main() -> list[dict[str, Any]]:
+        async with open_database(settings) as db:
+            return await run_read_statement(db, args.statement, params)
+
+    try:
+        found = asyncio.run(main())
+    except Neo4jError as exc:  # a syntax error, or a write refused in the read transaction
+        print(f"slowave-graph cypher: {exc.code}: {exc.message}", file=sys.stderr)
+        return 1
     print(json.dumps(found, indent=2, ensure_ascii=False) if args.json else format_table(found))
     return 0

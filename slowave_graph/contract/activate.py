@@ -23,18 +23,17 @@ class ActivateRequest(StrictInput):
         max_length=10_000, description="The task exactly as it was given to you (verbatim)."
     )
     initial_goal: NonBlank = Field(
-        max_length=4_000, description="What you intend to achieve, in one or two sentences."
+        max_length=4_000, description="What you intend to achieve, in a sentence or two."
     )
     scope: ScopeStr
     continuity_id: str | None = Field(
         None,
         max_length=100,
-        description="continuity_id of an earlier activation in the same scope, to continue a line of "
-        "work across sessions. Omit to start a new one.",
+        description="From an earlier activation in this scope: continues that line of work.",
     )
     task_context: TaskContext | None = None
     semantic_context: str | None = Field(
-        None, max_length=10_000, description="Free text that describes the situation, used as a cue."
+        None, max_length=10_000, description="Free text about the situation, used as a cue."
     )
     page_size: PageSize = 5
 

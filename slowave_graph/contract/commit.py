@@ -23,13 +23,13 @@ EvidenceRef = Annotated[str, StringConstraints(max_length=500)]
 
 class Verification(StrictInput):
     status: Literal["verified", "partially_verified", "unverified"] = Field(
-        description="How far the outcome was checked (tests run, output inspected, …)."
+        description="How far the outcome was checked."
     )
     summary: NonBlank = Field(max_length=2_000, description="What was checked and how.")
     evidence_refs: list[EvidenceRef] = Field(
         default_factory=list,
         max_length=20,
-        description="Pointers to the evidence: test names, commands, files, URLs (optional).",
+        description="Test names, commands, files, URLs.",
     )
 
 
@@ -39,13 +39,10 @@ class ProcedureStep(StrictInput):
 
 class ProcedureIn(StrictInput):
     summary: NonBlank = Field(max_length=2_000, description="The method in a sentence or two.")
-    version: int = Field(
-        2, ge=1, le=1_000, description="Version of the procedure format the client writes (default 2)."
-    )
+    version: int = Field(2, ge=1, le=1_000, description="Procedure format version.")
     context: TaskContext = Field(
         default_factory=dict,
-        description="When it applies (environment, tooling, language…): a JSON object, same rules as "
-        "task_context (default {}).",
+        description="When it applies (environment, tooling…), as task_context.",
     )
     steps: list[ProcedureStep] = Field(min_length=1, max_length=30)
     caveats: list[NonBlankItem] = Field(max_length=20, description="Failure modes and safety notes.")
@@ -53,8 +50,7 @@ class ProcedureIn(StrictInput):
         None,
         max_length=64,
         pattern=CONTEXT_KEY_PATTERN,
-        description="Stable name of the method, e.g. deploy.harbor: a newer procedure with the same key "
-        "in the scope replaces the older one.",
+        description="Stable method name, e.g. deploy.harbor: a newer procedure with it replaces the older.",
     )
 
 
@@ -66,19 +62,17 @@ class TrajectoryEntry(StrictInput):
 
 class CommitRequest(StrictInput):
     session_id: SessionId
-    final_goal: NonBlank = Field(max_length=4_000, description="The goal as it stood at the end of the task.")
+    final_goal: NonBlank = Field(max_length=4_000, description="The goal at the end of the task.")
     outcome: Outcome
     outcome_summary: NonBlank = Field(max_length=4_000, description="What happened, in a few sentences.")
     verification: Verification
     procedure: ProcedureIn | None = Field(
-        None, description="A reusable method learned in this task (also worth recording after a failure)."
+        None, description="A reusable method learned (also after a failure)."
     )
     trajectory: list[TrajectoryEntry] | None = Field(
         None,
         max_length=TRAJECTORY_MAX,
-        description="Key actions and observations of the task. Steps about the memory tools themselves "
-        "(activating, recalling, giving feedback) are left out of the episode and counted in "
-        "trajectory_lifecycle_filtered.",
+        description="Key actions and observations; steps about the memory tools are left out.",
     )
 
 

@@ -73,16 +73,15 @@ ScopeStr = Annotated[
     StringConstraints(min_length=3, max_length=200),
     AfterValidator(_scope),
     Field(
-        description="Memory boundary as kind:id, e.g. project:shop or user:alice. Memories never "
+        description="kind:id, e.g. project:shop, spelled the same way every time. Memories never "
         "cross scopes.",
-        examples=["project:shop"],
     ),
 ]
 
 SessionId = Annotated[
     str,
     StringConstraints(min_length=1, max_length=100),
-    Field(description="session_id returned by slowave_activate."),
+    Field(description="From slowave_activate."),
 ]
 
 
@@ -116,7 +115,7 @@ Rfc3339 = Annotated[
     str,
     StringConstraints(min_length=10, max_length=40),
     AfterValidator(_rfc3339),
-    Field(description="When the fact happened: RFC 3339 with an offset, e.g. 2026-03-01T09:30:00Z."),
+    Field(description="When it happened: RFC 3339 with offset, e.g. 2026-03-01T09:30:00Z."),
 ]
 
 
@@ -181,16 +180,14 @@ TaskContext = Annotated[
     dict[str, Any],
     AfterValidator(_task_context),
     Field(
-        description="Structured facts about the task (JSON object): keys like task.type or env:prod "
-        "(^[a-z][a-z0-9_.:-]{0,63}$), nesting "
-        "depth ≤ 8, arrays of scalars only, ≤ 16 KiB. Used as extra retrieval cues.",
-        examples=[{"repo": "shop", "language": "python", "files": ["app.py"]}],
+        description="Facts about the task used as retrieval cues: a JSON object ≤ 16 KiB, keys "
+        "^[a-z][a-z0-9_.:-]{0,63}$ (e.g. repo, env:prod), arrays of scalars only.",
     ),
 ]
 
 PageSize = Annotated[
     int,
-    Field(ge=1, le=10, description="Memories per page, a strict integer 1–10 (default 5)."),
+    Field(ge=1, le=10, description="Memories per page (default 5)."),
 ]
 
 

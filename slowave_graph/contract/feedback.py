@@ -12,9 +12,9 @@ Two levels of checking, as the seed pages require:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Literal, Self
 
-from pydantic import ConfigDict, Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, model_validator
 from pydantic.json_schema import JsonDict
 from pydantic_core import PydanticCustomError
 
@@ -35,67 +35,55 @@ def _enum(values: tuple[str, ...], nullable: bool = False) -> JsonDict:
 
 
 class MemoryFeedbackEntry(StrictInput):
-    memory_id: str = Field(
-        min_length=1, max_length=100, description="Assessed memory ID exposed by this retrieval."
-    )
+    memory_id: str = Field(min_length=1, max_length=100, description="A memory this retrieval showed.")
     assessment: str = Field(
         max_length=40,
-        description="used requires observed influence on reasoning/action/check/constraint, not reading or "
-        "topical similarity. not_used means no influence; irrelevant means task mismatch; unassessable "
-        "means lost/uncertain usage evidence and requires reason; already_known means you knew it anyway "
-        "(no reinforcement, no suppression). stale requires stale_reason and reason.",
+        description="What the memory did for this task (see the tool description).",
         json_schema_extra=_enum(MEMORY_ASSESSMENTS),
     )
     relevance: str | None = Field(
         None,
         max_length=40,
-        description="Optional relevance, independent of usage.",
+        description="Independent of usage.",
         json_schema_extra=_enum(RELEVANCE, nullable=True),
     )
     effect: str | None = Field(
         None,
         max_length=40,
-        description="used: helped/no_effect/harmed; omitted means helped. Other assessments: omit or "
-        "unknown.",
+        description="For used: helped (default), no_effect or harmed; otherwise omit or unknown.",
         json_schema_extra=_enum(MEMORY_EFFECTS, nullable=True),
     )
     stale_reason: str | None = Field(
         None,
         max_length=40,
-        description="Only for stale. superseded requires replacement_memory_id; the others may carry one.",
+        description="Only for stale; superseded requires replacement_memory_id.",
         json_schema_extra=_enum(STALE_REASONS, nullable=True),
     )
     replacement_memory_id: str | None = Field(
         None,
         max_length=100,
-        description="For stale (required with superseded): a different active memory in the retrieval's "
-        "scope that replaces it; need not have been exposed. Remember the corrected claim first.",
+        description="For stale: the active memory of this scope that replaces it.",
     )
-    reason: str | None = Field(
-        None, max_length=2_000, description="Nonblank explanation, required for stale and unassessable."
-    )
+    reason: str | None = Field(None, max_length=2_000, description="Required for stale and unassessable.")
 
 
 class ProcedureFeedbackEntry(StrictInput):
-    procedure_id: str = Field(
-        min_length=1, max_length=100, description="Procedure ID exposed by this retrieval."
-    )
+    procedure_id: str = Field(min_length=1, max_length=100, description="A procedure this retrieval showed.")
     use: str = Field(
         max_length=40,
-        description="used requires nonblank contribution; not_used/unassessable forbid contribution; "
-        "unassessable requires reason.",
+        description="used needs contribution; unassessable needs reason.",
         json_schema_extra=_enum(PROCEDURE_USES),
     )
     effect: str | None = Field(
         None,
         max_length=40,
-        description="Omitted means unknown. not_used/unassessable permit only omitted or unknown.",
+        description="Omitted means unknown; only used may say more.",
         json_schema_extra=_enum(PROCEDURE_EFFECTS, nullable=True),
     )
     contribution: str | None = Field(
         None,
         max_length=2_000,
-        description="Nonblank description of how the procedure contributed; required when used.",
+        description="How the procedure contributed (required when used).",
     )
     reason: str | None = Field(None, max_length=2_000, description="Required for unassessable.")
 
@@ -105,25 +93,25 @@ MissingNote = Annotated[str, StringConstraints(max_length=1_000)]
 
 
 class FeedbackItem(StrictInput):
-    """Feedback on one retrieval."""
+    # feedback on one retrieval (no docstring: it would be published in the schema)
 
     retrieval_id: str = Field(
         min_length=1,
         max_length=100,
-        description="ctx_…/rec_… returned by slowave_activate or slowave_recall.",
+        description="Returned by slowave_activate or slowave_recall.",
     )
     memory_feedback: list[MemoryFeedbackEntry] = Field(default_factory=list, max_length=ENTRIES_MAX)
     procedure_feedback: list[ProcedureFeedbackEntry] = Field(default_factory=list, max_length=ENTRIES_MAX)
     retrieval_quality: str | None = Field(
-        None, max_length=2_000, description="Optional judgement of the result as a whole."
+        None, max_length=2_000, description="Your judgement of the result as a whole."
     )
     missing: list[MissingNote] | None = Field(
-        None, max_length=20, description="Optional descriptions of knowledge you expected but did not get."
+        None, max_length=20, description="Knowledge you expected but did not get."
     )
     coverage: Coverage = Field(
         "partial",
-        description="partial (default): more feedback may follow, silence is not negative. complete: every "
-        "exposed target has been assessed; anything unassessed or rejected makes it partial.",
+        description="complete: every shown target assessed (else it stays partial); partial: more may "
+        "follow.",
     )
 
 
@@ -137,33 +125,16 @@ _SCALAR_FIELDS = (
 )
 
 
-def _feedback_schema(schema: dict[str, Any]) -> None:
-    """Publish the scalar-xor-batch rule and an example, as the seed schema does."""
-    schema["oneOf"] = [
-        {"title": "Scalar feedback", "required": ["retrieval_id"], "not": {"required": ["items"]}},
-        {
-            "title": "Feedback batch",
-            "required": ["items"],
-            "not": {"anyOf": [{"required": [name]} for name in _SCALAR_FIELDS]},
-        },
-    ]
-    schema["examples"] = [
-        {"items": [{"retrieval_id": "<returned>", "coverage": "complete",
-                    "memory_feedback": [{"memory_id": "<returned>", "assessment": "not_used"}]}]}
-    ]  # fmt: skip
-
-
+# Scalar form (the FeedbackItem fields at top level) xor batch form (items). The rule is enforced by
+# validation and stated in the descriptions, not published as a root ``oneOf``: the Anthropic, OpenAI
+# and Gemini APIs refuse a tool whose input schema has oneOf/anyOf/allOf at its root, and clients
+# then drop the tool or fail the whole conversation.
 class FeedbackRequest(StrictInput):
-    """Scalar form (the FeedbackItem fields at top level) xor batch form (items)."""
-
-    model_config = ConfigDict(json_schema_extra=_feedback_schema)
-
     items: list[FeedbackItem] | None = Field(
         None,
         min_length=1,
         max_length=ITEMS_MAX,
-        description="Batch mode: send items alone. Put coverage inside each item; omit every scalar "
-        "feedback field.",
+        description="Batch form: items alone, coverage inside each item, no other field.",
     )
     retrieval_id: str | None = Field(None, min_length=1, max_length=100)
     memory_feedback: list[MemoryFeedbackEntry] | None = Field(None, max_length=ENTRIES_MAX)
@@ -172,7 +143,7 @@ class FeedbackRequest(StrictInput):
     missing: list[MissingNote] | None = Field(None, max_length=20)
     coverage: Coverage | None = Field(
         None,
-        description="Scalar form only; default partial.",
+        description="As in an item.",
         # the real default, advertised (None here only tells the scalar form from the batch form)
         json_schema_extra={"default": "partial"},
     )

@@ -27,25 +27,22 @@ class RecallRequest(StrictInput):
     query: NonBlank | None = Field(
         None,
         max_length=10_000,
-        description="A focused natural-language question naming subject, goal and conditions; keep exact "
-        "names, identifiers and error text. Omit when continuing with continue_from.",
+        description="One focused question (see the tool description); omit with continue_from.",
     )
     task_context: TaskContext | None = Field(
-        None, description="Facts about the current sub-question; merged into the session's task context."
+        None, description="Facts about this sub-question, added to the session's."
     )
     semantic_context: str | None = Field(None, max_length=10_000, description="Free text used as a cue.")
     evidence: EvidenceMode = Field(
         "references",
-        description="references (default): source records without text; full: also their text, up to "
-        "1000 characters each. Evidence comes with the first page of a result only.",
+        description="full adds the source text (≤ 1,000 characters per record); first page only.",
     )
-    page_size: PageSize | None = Field(None, description="Memories per page, 1–10 (default 5).")
+    page_size: PageSize | None = Field(None, description="Memories per page (default 5).")
     continue_from: str | None = Field(
         None,
         min_length=1,
         max_length=100,
-        description="Cursor from an earlier activate/recall of this session: returns the next page of that "
-        "frozen result. Use alone (no query, page_size, contexts or evidence=full).",
+        description="A cursor of this session's earlier result: its next page. Send it alone.",
     )
 
     @model_validator(mode="after")

@@ -19,7 +19,7 @@ from slowave_graph.contract.common import (
 )
 
 CONTENT_MAX = 8_000
-CONTENT_HELP = "One self-contained durable claim, phrased so it is useful without this conversation."
+CONTENT_HELP = "One self-contained durable claim, useful without this conversation."
 REMEMBER_BATCH_MAX = 100
 
 
@@ -33,16 +33,13 @@ class RememberRequest(StrictInput):
     scope: ScopeStr
     session_id: SessionId
     content: NonBlank | None = Field(None, max_length=CONTENT_MAX, description=CONTENT_HELP)
-    type: MemoryType | None = Field(None, description="Kind of claim (with content).")
+    type: MemoryType | None = None
     occurred_at: Rfc3339 | None = None
     memories: list[RememberItem] | None = Field(
         None,
         min_length=1,
         max_length=REMEMBER_BATCH_MAX,
-        description=(
-            "Batch form: several claims at once, instead of content + type; stored in one write, "
-            "much faster than one call per claim."
-        ),
+        description="Batch form instead of content + type: one write for all, much faster.",
     )
 
     @model_validator(mode="after")

@@ -42,7 +42,7 @@ def search_query(text: str, scope: str) -> str | None:
 
 
 async def scopes(db: Database) -> list[dict[str, Any]]:
-    return await _read(db, "stats_scopes", limit=500)
+    return await _read(db, "stats_scopes", limit=500, scope=None)
 
 
 async def memories(

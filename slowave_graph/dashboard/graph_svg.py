@@ -25,6 +25,7 @@ class NodeView:
     hop: int
     status: str
     title: str  # hover text: the memory's content
+    label: str  # under the node: the content's first words (ids alone say nothing to a reader)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,15 @@ class GraphView:
     size: int
     nodes: list[NodeView]
     edges: list[EdgeView]
+
+
+def short_label(text: str, limit: int = 24) -> str:
+    """The first words of ``text`` within ``limit`` characters, cut between words."""
+    words = " ".join(text.split())
+    if len(words) <= limit:
+        return words
+    cut = words[: limit - 1].rsplit(" ", 1)[0] if " " in words[: limit - 1] else words[: limit - 1]
+    return cut.rstrip(",.;:") + "…"
 
 
 def _point(angle: float, radius: float) -> tuple[float, float]:
@@ -112,6 +122,7 @@ def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> GraphVie
             hop=int(n["hop"]),
             status=str(n.get("status") or ""),
             title=str(n.get("content") or ""),
+            label=short_label(str(n.get("content") or n["id"])),
         )
         for n in nodes
         if n["id"] in positions

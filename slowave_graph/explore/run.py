@@ -50,3 +50,15 @@ async def run_catalog_query(
 
     found = await db.read(work)
     return query, [{k: jsonable(v) for k, v in row.items()} for row in found]
+
+
+async def run_read_statement(db: Database, statement: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Any statement an analyst types, in a read transaction: the server refuses writes in it, so
+    this cannot change the memory whatever the text says. The text is the analyst's own query;
+    values still travel as parameters."""
+
+    async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+        return await rows(tx, statement, **params)
+
+    found = await db.read(work)
+    return [{k: jsonable(v) for k, v in row.items()} for row in found]

@@ -15,10 +15,11 @@ from slowave_graph.graph.schema import server_info
 log = logging.getLogger(__name__)
 
 
-async def collect_stats(db: Database, scope_limit: int = 200) -> dict[str, Any]:
+async def collect_stats(db: Database, scope_limit: int = 200, scope: str | None = None) -> dict[str, Any]:
+    """Whole-database counts, and the scopes' (only ``scope``'s when given)."""
     labels = (await db.run_read("stats_labels"))[0]
     relationships = (await db.run_read("stats_relationships"))[0]
-    scopes = await db.run_read("stats_scopes", limit=scope_limit)
+    scopes = await db.run_read("stats_scopes", limit=scope_limit, scope=scope)
     info = await server_info(db)
     indexes = await db.run_read("stats_indexes")
     return {

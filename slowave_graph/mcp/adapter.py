@@ -22,7 +22,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from slowave_graph.contract.common import Envelope, ErrorBody, ErrorCode, FieldError
+from slowave_graph.contract.common import ErrorBody, ErrorCode, FieldError
 from slowave_graph.errors import ServiceError, timed_out, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.mcp.tokens import allowed
@@ -182,28 +182,25 @@ def internal_failure(tool: str) -> CallToolResult:
     )
 
 
-def compact_schema(node: Any, descriptions: bool = True) -> Any:
-    """A JSON schema as tools/list publishes it: every constraint kept, without pydantic's titles,
-    and with ``anyOf [X, null]`` of an optional field as X (it is optional by not being required).
-    Sent to the model in every conversation, so every byte counts."""
+def compact_schema(node: Any) -> Any:
+    """A JSON schema as tools/list publishes it: types, enums, required fields, upper bounds and
+    descriptions, without pydantic's titles and examples (the descriptions give examples inline)
+    or minimum lengths, and with ``anyOf [X, null]`` of an optional field as X (it is optional by
+    not being required). Sent to the model in every conversation, so every byte counts."""
     if isinstance(node, list):
-        return [compact_schema(item, descriptions) for item in node]
+        return [compact_schema(item) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key == "title" and isinstance(value, str) and "oneOf" not in node:
-            continue
-        if key == "oneOf":  # the alternatives' titles are ours and name the forms: kept
-            out[key] = [{**compact_schema(v, descriptions), **({"title": v["title"]} if "title" in v else {})}
-                        for v in value]  # fmt: skip
-            continue
-        if not descriptions and key in ("description", "examples"):
-            continue
+        if key in ("title", "examples", "minLength") and not isinstance(value, dict):
+            continue  # minLength: blank strings are refused with a field error anyway
+        if key == "additionalProperties" and value is True:
+            continue  # the default
         if key == "properties":  # names, not schema keywords
-            out[key] = {name: compact_schema(v, descriptions) for name, v in value.items()}
+            out[key] = {name: compact_schema(v) for name, v in value.items()}
             continue
-        out[key] = compact_schema(value, descriptions)
+        out[key] = compact_schema(value)
     options = out.get("anyOf")
     if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
         (kept,) = [o for o in options if o != {"type": "null"}]
@@ -213,38 +210,21 @@ def compact_schema(node: Any, descriptions: bool = True) -> Any:
         out = {**kept, **out}
     if isinstance(out.get("enum"), list):
         out.pop("maxLength", None)  # the enum says it
-        if None in out["enum"] and isinstance(out.get("type"), str):
-            out["type"] = [out["type"], "null"]  # the enum lists null: the type must allow it
+        if None in out["enum"]:  # null means omitted: publish the values only
+            out["enum"] = [v for v in out["enum"] if v is not None]
     return out
 
 
-def envelope_schema(result_model: type[BaseModel]) -> dict[str, Any]:
-    """The output schema: the envelope, with ``data`` as the result's fields and their types one
-    level deep (the tool descriptions and the README say what they hold)."""
-    full = compact_schema(Envelope[result_model].model_json_schema(), descriptions=False)  # type: ignore[valid-type]
-    defs = full.get("$defs", {})
-
-    def shallow(prop: dict[str, Any]) -> dict[str, Any]:
-        if "$ref" in prop:
-            return {"type": "object"}
-        if "anyOf" in prop:
-            return {"anyOf": [shallow(p) for p in prop["anyOf"]]}
-        out = {k: v for k, v in prop.items() if k in ("type", "enum", "const")}
-        return out or {"type": "object"}
-
-    def fields(ref: dict[str, Any]) -> dict[str, Any]:
-        model = defs[str(ref["$ref"]).rsplit("/", 1)[-1]]
-        props = {name: shallow(p) for name, p in model.get("properties", {}).items()}
-        return {"type": "object", "properties": props, "required": model.get("required", [])}
-
-    data = full["properties"]["data"]
-    options = [o for o in data.get("anyOf", [data]) if "$ref" in o]
+def envelope_schema() -> dict[str, Any]:
+    """The output schema: the envelope. What ``data`` holds is the tool description's to say: the
+    result types spelled out doubled what tools/list costs in every conversation, and a client
+    validates the envelope, not our documentation of it."""
     return {
         "type": "object",
         "properties": {
             "ok": {"type": "boolean"},
-            "data": fields(options[0]) if len(options) == 1 else {"anyOf": [fields(o) for o in options]},
-            "error": fields(full["properties"]["error"]),
+            "data": {"type": "object"},
+            "error": {"type": "object", "required": ["code", "message", "retryable"]},
         },
         "required": ["ok"],
     }
@@ -256,7 +236,6 @@ def make_tool(
     title: str,
     description: str,
     request_model: type[RequestT],
-    result_model: type[BaseModel],
     handler: Handler[RequestT],
     annotations: ToolAnnotations,
     timeout: float,
@@ -301,7 +280,7 @@ def make_tool(
             return internal_failure(name)
         return envelope_result({"ok": True, "data": data.model_dump(mode="json", exclude_none=True)})
 
-    output_schema = envelope_schema(result_model)
+    output_schema = envelope_schema()
     return Tool(
         fn=call,
         name=name,

@@ -9,7 +9,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, RedirectResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from slowave_graph import __version__
@@ -36,6 +36,11 @@ def build_server(app: App) -> MCPServer[Any]:
         tools=build_tools(app.services, app.metrics, app.settings.tool_timeout),
         log_level=app.settings.log_level.upper(),  # type: ignore[arg-type]
     )
+
+    @server.custom_route("/", methods=["GET"])
+    async def root(request: Request) -> RedirectResponse:
+        """A person who opens the server's address lands on the dashboard."""
+        return RedirectResponse("/ui/")
 
     @server.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> JSONResponse:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import ToolAnnotations
 
-from slowave_graph.contract.activate import ActivateRequest, ActivateResult
-from slowave_graph.contract.commit import CommitRequest, CommitResult
-from slowave_graph.contract.feedback import FeedbackBatchResult, FeedbackRequest, FeedbackResult
-from slowave_graph.contract.recall import RecallRequest, RecallResult
-from slowave_graph.contract.remember import RememberBatchResult, RememberRequest, RememberResult
+from slowave_graph.contract.activate import ActivateRequest
+from slowave_graph.contract.commit import CommitRequest
+from slowave_graph.contract.feedback import FeedbackRequest
+from slowave_graph.contract.recall import RecallRequest
+from slowave_graph.contract.remember import RememberRequest
 from slowave_graph.mcp.adapter import make_tool
 from slowave_graph.services import Services
 from slowave_graph.telemetry import ToolMetrics
@@ -23,99 +23,71 @@ influenced your work, and slowave_commit at the end with the outcome. Memories a
 with provenance, not proof: check them against the current state before relying on them."""
 
 ACTIVATE = """\
-Start a task: opens a new session in a scope and primes working memory with what earlier work \
-stored there. Call it once at the beginning of every task, before the other memory tools, with the \
-task verbatim and your initial goal; keep session_id for remember, recall and commit, and \
-retrieval_id for feedback.
+Start a task: opens a session in a scope and shows what earlier work stored there. Call it once at \
+the start of every task, before the other memory tools, with the task verbatim and your initial \
+goal. Keep session_id (for remember, recall, commit) and retrieval_id (for feedback).
 
-Returns only memories that qualify as relevant — an empty list is a valid answer: nothing stored \
-matched, which does not prove nothing is known. memory_state is cold_start when the scope holds \
-nothing yet. Procedures from earlier tasks (up to three per page) come with their outcome and \
-caveats (read the caveats; a procedure that failed says so). Pass continuity_id from an earlier \
-activation to continue the same line of work across sessions (same scope and client only). When \
-more_available is true, slowave_recall(continue_from=…) returns the next page of the same frozen \
-result (accessible_field says what remains). A memory longer than 1,024 characters comes as the \
-parts that bear on the task, listed in provenance.source_excerpt.
+Only memories that qualify as relevant come back: an empty list means nothing stored matched, not \
+that nothing is known (cold_start: the scope is empty). Procedures from earlier tasks (three per \
+page) carry their outcome and caveats: read the caveats. Pass continuity_id from an earlier \
+activation to continue that line of work. When more_available is true, \
+slowave_recall(continue_from=…) returns the next page of the same frozen result.
 
-Everything returned is exposed to you and needs feedback (slowave_feedback) before slowave_commit: \
-"used" only if an item actually influenced your reasoning, an action, a check or a constraint you \
-applied — having read it is not use. Scope is kind:id (e.g. project:shop); spell it the same way \
-every time."""
+Everything returned needs slowave_feedback before slowave_commit: an item is "used" only if it \
+influenced your reasoning, an action, a check or a constraint you applied; reading it is not use."""
 
 REMEMBER = """\
-Store durable claims: facts, decisions, preferences, constraints, instructions, lessons, warnings, \
-open questions, tasks or artifacts that will matter after this task. Each claim should stand on its \
-own (name the project, component, value and condition) and be something you verified or were \
-told — not a guess, not a transcript. Use occurred_at (RFC 3339 with offset, e.g. \
-2026-03-01T09:30:00Z) when the claim is about a specific time.
-
-Needs the open session_id from slowave_activate and the same scope. One claim: content + type; \
-several: memories=[{content, type, occurred_at?}] (each item gets its own result). The memory is \
-searchable at once. An identical claim already stored in the scope (ignoring case, spacing and \
-final punctuation) is not duplicated: disposition is "matched" and the existing memory is \
-reinforced. Storing creates no feedback obligation. To correct a wrong memory, remember the \
-corrected claim, then mark the old one stale (stale_reason superseded, replacement_memory_id = the \
-new id) with slowave_feedback."""
+Store durable claims that will matter after this task: facts, decisions, preferences, constraints, \
+instructions, lessons, warnings, open questions, tasks or artifacts. Each claim stands on its own \
+(name the project, component, value and condition) and was verified or told to you: not a guess, \
+not a transcript. Call it when you learn such a claim, in the open session: content + \
+type for one claim, memories=[…] for several. A claim already stored in the scope (ignoring case, \
+spacing and final punctuation) is not duplicated: disposition "matched" reinforces it. Storing \
+creates no feedback obligation. To correct a memory, remember the corrected claim, then mark the \
+old one stale (superseded, replacement_memory_id = the new id) with slowave_feedback."""
 
 RECALL = """\
-Look something up mid-task: a deliberate, focused search of the session's scope when you need \
-history that slowave_activate did not surface — the task moved on, a sub-problem came up, or an \
-earlier result said more_available. Needs the open session_id and the same scope.
+Look something up mid-task: call it when you need history that slowave_activate did not surface \
+(the task moved on, a sub-problem came up) or to fetch the next page.
 
-Ask one focused natural-language question naming the subject, goal and conditions; keep exact \
-project and service names, identifiers and error text. Paraphrases match: "How long do Atlas login \
-tokens remain valid?" finds "Atlas authentication credentials expire after 45 minutes". Put \
-independent needs in separate sentences; do not stuff keywords or assume the answer. Results are \
-bounded suggestions, not proof and not an inventory: an empty list does not prove absence.
-
-Check provenance and evidence before applying a memory; evidence="full" adds the source text (up \
-to 1000 characters per record, marked truncated). Procedures come with steps, caveats, their \
-outcome and how past uses went. continue_from=<cursor> (alone) replays the next page of a frozen \
-result — identical on every replay, never repeating an item; pages you do not fetch create no \
-obligation. Every retrieval_id you receive needs slowave_feedback before slowave_commit."""
+Ask one focused question naming subject, goal and conditions; keep exact names, identifiers and \
+error text (paraphrases match). Put independent needs in separate sentences; do not stuff keywords \
+or assume the answer. Results are bounded suggestions, not proof: an empty list does not prove \
+absence. Check provenance and evidence before applying a memory. continue_from=<cursor> (alone) \
+returns the next page of a frozen result, identical on every replay; pages you do not fetch create \
+no obligation. Every retrieval_id you receive needs slowave_feedback before slowave_commit."""
 
 FEEDBACK = """\
-Record what actually happened with what a retrieval showed you — append-only evidence that decides \
-what future retrievals rank first. Call it when the work that used (or did not use) the items of an \
-activate/recall is done, and always before slowave_commit; partial checkpoints earlier are fine. \
-Task outcome does not belong here (slowave_commit owns it).
+Record what actually happened with what a retrieval showed you: append-only evidence that decides \
+what future retrievals rank first. Call it when the work that used (or did not use) an \
+activate/recall result is done, and always before slowave_commit; partial checkpoints are fine.
 
-Per memory, assessment is one of: used — it observably influenced reasoning, an action, a check \
-or an applied constraint (reading it or topical similarity is not use; effect helped|no_effect|\
-harmed, omitted = helped); not_used — no influence; irrelevant — it does not fit this task (that \
-does not make it false); already_known — you knew it anyway; unassessable — usage cannot be \
-established (reason required); stale — no longer true (stale_reason contradicted|superseded|\
-outdated|unsupported|withdrawn and a reason; superseded also needs replacement_memory_id, which \
-any stale entry may carry: remember the corrected claim first). relevance (relevant|irrelevant|\
-uncertain) is a separate, optional axis. \
-Per procedure, use (used|not_used|unassessable) is separate from effect (helped|no_effect|harmed|\
-unknown); used needs contribution; unassessable needs reason.
+Per memory: used only if it observably influenced reasoning, an action, a check or an applied \
+constraint (reading it or topical similarity is not use); not_used: no influence; irrelevant: does \
+not fit this task (not false); already_known; unassessable (reason required); stale: no longer true \
+(stale_reason and reason; superseded also needs replacement_memory_id: remember the corrected \
+claim first). Per procedure, use (used needs contribution) is separate from effect.
 
 Each entry is checked on its own: a bad one comes back in data.rejected with a reason and hint \
-while the others are accepted — so ok=true can still carry rejections; read data.rejected and \
-data.outstanding. Only targets the retrieval actually showed can be assessed. coverage=complete \
-declares every shown item assessed (anything outstanding or rejected makes it partial); an empty \
-retrieval still needs {"retrieval_id": …, "coverage": "complete"}. Several retrievals at once: \
-items=[{retrieval_id, memory_feedback, procedure_feedback, coverage}, …] with nothing at top level; \
-check every results[i].ok. The latest assessment of a target in a retrieval is the one that counts."""
+while the others are accepted, so read data.rejected and data.outstanding even when ok is true. \
+Only what the retrieval showed can be assessed. coverage=complete declares every shown item \
+assessed; an empty retrieval still needs {"retrieval_id": …, "coverage": "complete"}. Several \
+retrievals: items=[{retrieval_id, …, coverage}] with nothing at top level; check each \
+results[i].ok. The latest assessment of a target counts."""
 
 COMMIT = """\
-Close the task: record its final goal, outcome (success|partial|failure), what happened, and how \
-it was verified. Call it once at the end of every task, after slowave_feedback has covered every \
-retrieval of the session: otherwise it returns incomplete_feedback (retryable) listing the \
-outstanding retrieval and target ids — give that feedback and commit again.
+Close the task: its final goal, outcome (success|partial|failure), what happened and how it was \
+verified. Call it once at the end of every task, after slowave_feedback covered every retrieval of \
+the session; otherwise it answers incomplete_feedback (retryable) with the outstanding ids: give \
+that feedback and commit again.
 
-Optionally pass procedure (summary, steps, caveats, context, deduplication_key) when the task \
-taught a reusable method — also after a failure, so others learn what not to do (failed procedures \
-are shown with a caution); and trajectory, up to 32 key actions/observations of the task itself \
-(steps about these memory tools are left out and counted in trajectory_lifecycle_filtered). The \
-session's events become an episode that future evidence points to. Committing a session that \
-already ended (by commit or the idle timeout) only updates its outcome, with no feedback check \
-(operation "updated", already_ended true)."""
+Pass procedure (summary, steps, caveats, context, deduplication_key) when the task taught a \
+reusable method, also after a failure so others learn what not to do; and trajectory, up to 32 \
+key actions and observations (steps about these memory tools are left out and counted). \
+Committing an ended session only updates its outcome (operation "updated", already_ended true)."""
 
-_WRITES = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
-)
+# readOnlyHint and idempotentHint default to false: stated only where true (bytes in every conversation)
+_WRITES = ToolAnnotations(destructive_hint=False, open_world_hint=False)
 
 
 def build_tools(services: Services, metrics: ToolMetrics | None, timeout: float) -> list[Tool]:
@@ -126,7 +98,6 @@ def build_tools(services: Services, metrics: ToolMetrics | None, timeout: float)
             title="Start a task and prime working memory",
             description=ACTIVATE,
             request_model=ActivateRequest,
-            result_model=ActivateResult,
             handler=services.activation.activate,
             annotations=_WRITES,
             metrics=metrics,
@@ -137,7 +108,6 @@ def build_tools(services: Services, metrics: ToolMetrics | None, timeout: float)
             title="Store durable claims",
             description=REMEMBER,
             request_model=RememberRequest,
-            result_model=RememberResult | RememberBatchResult,  # type: ignore[arg-type]
             handler=services.remember.remember,
             annotations=_WRITES,
             metrics=metrics,
@@ -148,7 +118,6 @@ def build_tools(services: Services, metrics: ToolMetrics | None, timeout: float)
             title="Look up memories mid-task",
             description=RECALL,
             request_model=RecallRequest,
-            result_model=RecallResult,
             handler=services.recall.recall,
             # records what was shown (the feedback ledger needs it), otherwise reads
             annotations=_WRITES,
@@ -160,11 +129,8 @@ def build_tools(services: Services, metrics: ToolMetrics | None, timeout: float)
             title="Assess what a retrieval showed",
             description=FEEDBACK,
             request_model=FeedbackRequest,
-            result_model=FeedbackResult | FeedbackBatchResult,  # type: ignore[arg-type]
             handler=services.feedback.feedback,
-            annotations=ToolAnnotations(
-                read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-            ),
+            annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False),
             metrics=metrics,
             timeout=timeout,
         ),
@@ -173,7 +139,6 @@ def build_tools(services: Services, metrics: ToolMetrics | None, timeout: float)
             title="Close the task with its outcome",
             description=COMMIT,
             request_model=CommitRequest,
-            result_model=CommitResult,
             handler=services.commit.commit,
             annotations=_WRITES,
             metrics=metrics,

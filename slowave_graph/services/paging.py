@@ -16,6 +16,10 @@ from dataclasses import dataclass
 
 PROCEDURES_PER_PAGE = 3
 ASSOCIATED_PER_PAGE = 2
+# What a forgotten memory leaves in the frozen catalogs that listed it (`slowave-graph forget`,
+# forget_memory in cypher/admin.cypher): its place is kept, so pages are cut as before and what was
+# shown keeps its page and rank; no memory has this id, so a page serving it shows one item fewer.
+FORGOTTEN = "forgotten"
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,13 @@
 process), the same HTTP app with a bearer token on a real port, and Debian's Chromium driven by
 Playwright.
 
-Chromium must be installed (`apt-get install -y chromium`; `.ci/run` does it): without it these
-tests fail, they never skip. Screenshots go to pytest's temporary directory, never the repository.
+Chromium must be installed (`make test` installs Debian's when it can, scripts/chromium): without it
+these tests fail, they never skip. Screenshots go to pytest's temporary directory, never the repository.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,7 +18,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page
 from pydantic import SecretStr
 
 from slowave_graph.app import App
@@ -30,7 +29,6 @@ from tests.servers import CLIENT_INFO, serve_in_process
 pytestmark = pytest.mark.neo4j
 
 TOKEN = "dashboard-test-token"
-CHROMIUM = "/usr/bin/chromium"
 XSS = '<script>alert("xss")</script><img src=x onerror=alert(1)> Checkout serves its admin UI on port 8443.'
 CLAIMS = [
     "Checkout retries failed payment webhooks three times with exponential backoff.",
@@ -122,14 +120,6 @@ async def seed(client: Client, scope: str) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def chromium() -> str:
-    assert shutil.which("chromium") or Path(CHROMIUM).exists(), (
-        "the dashboard tests need Debian's Chromium: apt-get install -y chromium (.ci/run installs it)"
-    )
-    return CHROMIUM
-
-
-@pytest.fixture(scope="module")
 async def site(http_url: str) -> dict[str, Any]:
     """A scope seeded through the MCP endpoint of the suite's server process (no token)."""
     scope = f"test:dash{uuid.uuid4().hex[:10]}"
@@ -145,16 +135,6 @@ async def guarded(app: App) -> AsyncIterator[str]:
     with_token = dataclasses.replace(app, settings=settings)
     async with serve_in_process(http_app(with_token, build_server(with_token))) as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-async def browser(chromium: str) -> AsyncIterator[Browser]:
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 async def _page(browser: Browser, token: str | None = None) -> Page:
@@ -183,6 +163,8 @@ async def test_dashboard_requires_the_bearer_token(
     allowed = await page.goto(f"{guarded}/ui/memories?scope={site['scope']}")
     assert allowed is not None and allowed.status == 200
     assert await page.locator("table.memories tbody tr").count() == 4
+    home = await page.goto(f"{guarded}/")  # the server's address leads to the dashboard
+    assert home is not None and home.status == 200 and page.url == f"{guarded}/ui/"
     async with httpx2.AsyncClient(
         headers={"Authorization": f"Bearer {TOKEN}"}
     ) as http:  # served on this loop

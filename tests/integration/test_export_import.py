@@ -5,13 +5,11 @@ verification, the CLI commands. Scope-level only: the shared database is never w
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from slowave_graph import cli
 from slowave_graph.app import App
 from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.contract.remember import RememberRequest
@@ -28,7 +26,7 @@ from slowave_graph.operator.export import Tally, export_graph
 from slowave_graph.operator.importer import ImportRefused, import_export, read_export
 from slowave_graph.operator.model import FormatError
 from slowave_graph.services.context import LOCAL_PRINCIPAL, ClientInfo
-from tests.conftest import Neo4jTarget
+from tests.conftest import run_cli
 
 pytestmark = pytest.mark.neo4j
 
@@ -272,13 +270,6 @@ async def test_restore_refuses_existing_scopes_then_replaces_and_verifies(
     assert count[0]["n"] == 6
 
 
-@pytest.fixture
-def cli_env(neo4j: Neo4jTarget, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    monkeypatch.setenv("NEO4J_USER", neo4j.user)
-    monkeypatch.setenv("NEO4J_PASSWORD", neo4j.password)
-    yield ["--neo4j-uri", neo4j.uri]
-
-
 async def test_cli_export_import_and_cypher_run(
     app: App,
     scope: str,
@@ -306,13 +297,6 @@ async def test_cli_export_import_and_cypher_run(
     assert "needs --param scope" in capsys.readouterr().err
     assert await run_cli(["export", "--scope", f"{scope}-missing", "--out", str(out), *cli_env]) == 1
     assert "no such scope" in capsys.readouterr().err
-
-
-async def run_cli(argv: list[str]) -> int:
-    """The CLI runs its own event loop: call it from a worker thread."""
-    import asyncio
-
-    return await asyncio.to_thread(cli.main, argv)
 
 
 @pytest.fixture(autouse=True)

@@ -116,32 +116,39 @@ class World:
         )
 
 
+# What a refused call could have touched, read in constant time so the deep run stays linear: the
+# whole store's node and relationship counts (Neo4j's count store), each scope's membership degree,
+# and the state of every node the fuzzer aims at (both scopes' sessions, retrievals and memories)
+# with its degree. A refused call that wrote anything changes one of these.
 FINGERPRINT = """
-MATCH (s:Scope {id: $scope})
-CALL (s) {
-  MATCH (s)<-[:IN_SCOPE]-(n)
-  OPTIONAL MATCH (n)-[rel]-()
-  RETURN count(DISTINCT n) AS members, count(rel) AS member_links,
-         collect(DISTINCT [n.id, n.status, n.salience, n.last_seen_at, n.task_context, n.outcome]) AS states
+CALL () { MATCH (n) RETURN count(n) AS nodes }
+CALL () { MATCH ()-[r]->() RETURN count(r) AS links }
+UNWIND $scopes AS scope
+MATCH (s:Scope {id: scope})
+WITH nodes, links, collect([s.id, COUNT { (s)<-[:IN_SCOPE]-() }]) AS scopes
+UNWIND $ids AS id
+CALL (id) {  // one index lookup per label the world's ids carry
+  MATCH (n:Memory {id: id}) RETURN n
+  UNION MATCH (n:Session {id: id}) RETURN n
+  UNION MATCH (n:Retrieval {id: id}) RETURN n
+  UNION MATCH (n:Continuity {id: id}) RETURN n
 }
-CALL (s) {
-  MATCH (s)<-[:IN_SCOPE]-(:Session)-[:RETRIEVED]->(r)
-  OPTIONAL MATCH (r)-[x]->()
-  RETURN count(DISTINCT r) AS retrievals, count(x) AS retrieval_links,
-         collect(DISTINCT [r.id, r.pages_served, r.complete_exposures, r.missing]) AS retrieval_states
-}
-RETURN members, member_links, retrievals, retrieval_links, states, retrieval_states
+RETURN nodes, links, scopes,
+       collect([id, n.status, n.salience, n.last_seen_at, n.task_context, n.outcome, n.ended_at,
+                n.pages_served, n.complete_exposures, n.missing, COUNT { (n)--() }]) AS targets
 """
 
 
-async def fingerprint(app: App, scope: str) -> tuple[Any, ...]:
-    result = await app.db.driver.execute_query(FINGERPRINT, scope=scope, database_=app.db.database)
+async def fingerprint(app: App, world: World) -> tuple[Any, ...]:
+    result = await app.db.driver.execute_query(
+        FINGERPRINT,
+        scopes=[world.scope_a, world.scope_b],
+        ids=sorted(world.ids.values()),
+        database_=app.db.database,
+    )
     [row] = result.records
     data = row.data()
-    return (
-        data["members"], data["member_links"], data["retrievals"], data["retrieval_links"],
-        sorted(map(str, data["states"])), sorted(map(str, data["retrieval_states"])),
-    )  # fmt: skip
+    return data["nodes"], data["links"], sorted(map(str, data["scopes"])), sorted(map(str, data["targets"]))
 
 
 @asynccontextmanager
@@ -259,7 +266,7 @@ async def test_hostile_calls_get_the_envelope_and_change_nothing(
         pydantic_core.to_json(arguments)
     except (ValueError, UnicodeEncodeError):
         assume(False)
-    before = (await fingerprint(app, w.scope_a), await fingerprint(app, w.scope_b))
+    before = await fingerprint(app, w)
     envelope = await call(client, tool, arguments)  # asserts: no framework error, a dict
     TRIED.append(tool)
     outcome = "ok" if envelope.get("ok") else (envelope.get("error") or {}).get("code")
@@ -272,7 +279,7 @@ async def test_hostile_calls_get_the_envelope_and_change_nothing(
     error = envelope["error"]
     assert error["code"] in CODES, error  # never internal_error
     assert isinstance(error["message"], str) and isinstance(error["retryable"], bool)
-    after = (await fingerprint(app, w.scope_a), await fingerprint(app, w.scope_b))
+    after = await fingerprint(app, w)
     assert after == before, (tool, error["code"], error["message"])
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from slowave_graph.audit import counter_violations, page_violations
+from slowave_graph.services.paging import FORGOTTEN
 
 
 def retrieval(**overrides: Any) -> dict[str, Any]:
@@ -65,6 +66,22 @@ def test_page_problems_are_found() -> None:
     assert problems(legacy) == ["4 procedures exposed"]
     assert problems(retrieval(pathways=["direct"])) == ["frozen catalog is malformed"]
     assert problems(retrieval(pages_served=5)) == ["more pages served than the catalog has"]
+
+
+def test_a_forgotten_memory_keeps_its_place_but_needs_no_exposure() -> None:
+    """`slowave-graph forget` leaves FORGOTTEN where a memory was in a catalog: served or not, its
+    page and the ranks of the others are as before, and nothing is expected to show it."""
+    served = retrieval()["exposed"]
+    ids = ["a", FORGOTTEN, "c", "d", "e", FORGOTTEN]  # b (page 1) and f (page 1) forgotten
+    kept = [e for e in served if e["id"] not in ("b", "f")]
+    assert problems(retrieval(catalog_ids=ids, exposed=kept)) == []
+    # the other places still count: a missing or moved exposure is found as before
+    assert problems(retrieval(catalog_ids=ids, exposed=kept[1:])) == ["served page memories never exposed"]
+    moved = [{**e, "rank": e["rank"] - 1} if e["id"] == "c" else e for e in kept]
+    assert problems(retrieval(catalog_ids=ids, exposed=moved)) == ["memory exposed on the wrong page or rank"]
+    # the place itself was never a memory: it cannot have been exposed
+    ghost = [*kept, {"id": FORGOTTEN, "page": 1, "rank": 2}]
+    assert problems(retrieval(catalog_ids=ids, exposed=ghost)) == ["memories exposed beyond the served pages"]
 
 
 def test_counters_must_be_ahead_of_their_ids_and_ids_distinct() -> None:

@@ -1,6 +1,7 @@
 """`slowave-graph setup` against temporary home directories holding each client's real file format:
 other servers and unrelated keys survive, a second run changes nothing, --dry-run writes nothing,
-backups keep the previous file, unsafe files are refused untouched."""
+backups keep the previous file, unsafe files are refused untouched; secrets stay out of the files of
+clients that can refer to environment variables and out of everything setup prints."""
 
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ import pytest
 from slowave_graph.cli import main
 from slowave_graph.clients import CLIENTS, spec_from_settings, status
 from slowave_graph.clients.instructions import BEGIN, BLOCK, END, upsert_block
+from slowave_graph.clients.redact import redact
 from slowave_graph.config import Settings
 
 URL = "http://127.0.0.1:8766/mcp"
 TOKEN = "t0ken-for-tests"
-BEARER = {"Authorization": f"Bearer {TOKEN}"}
+BEARER = {"Authorization": f"Bearer {TOKEN}"}  # only clients that cannot refer to a variable
+PASSWORD = "neo4j-pa55word-for-tests"
 COMMAND = str(Path(sys.executable).parent / "slowave-graph")
 STDIO_ARGS = ["serve", "--transport", "stdio"]
 
@@ -80,14 +83,25 @@ EXISTING: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
     ),
 }  # fmt: skip
 
+
+def _bearer(reference: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {reference}"}
+
+
+# Each client refers to SLOWAVE_AUTH_TOKEN in its own syntax; Cline can only hold the value.
 EXPECTED_HTTP: dict[str, dict[str, Any]] = {
-    "claude-code": {"type": "http", "url": URL, "headers": BEARER},
+    "claude-code": {"type": "http", "url": URL, "headers": _bearer("${SLOWAVE_AUTH_TOKEN}")},
     "claude-desktop": {"command": COMMAND, "args": STDIO_ARGS},  # its file holds no remote servers
-    "cursor": {"url": URL, "headers": BEARER},
+    "cursor": {"url": URL, "headers": _bearer("${env:SLOWAVE_AUTH_TOKEN}")},
     "cline": {"type": "streamableHttp", "url": URL, "headers": BEARER, "disabled": False, "autoApprove": []},
-    "windsurf": {"serverUrl": URL, "headers": BEARER},
-    "opencode": {"type": "remote", "url": URL, "enabled": True, "headers": BEARER},
-    "codex": {"url": URL, "http_headers": BEARER},
+    "windsurf": {"serverUrl": URL, "headers": _bearer("${env:SLOWAVE_AUTH_TOKEN}")},
+    "opencode": {
+        "type": "remote",
+        "url": URL,
+        "enabled": True,
+        "headers": _bearer("{env:SLOWAVE_AUTH_TOKEN}"),
+    },
+    "codex": {"url": URL, "bearer_token_env_var": "SLOWAVE_AUTH_TOKEN"},
 }
 EXPECTED_STDIO: dict[str, dict[str, Any]] = {
     "claude-code": {"type": "stdio", "command": COMMAND, "args": STDIO_ARGS},
@@ -258,7 +272,11 @@ def test_opencode_v2_layout_gets_mcp_servers(tmp_path: Path) -> None:
     path.write_text(json.dumps({"mcp": {"servers": {"other": {"type": "local", "command": ["x"]}}}}))
     assert _setup(tmp_path, "--client", "opencode") == 0
     servers = _json(path)["mcp"]["servers"]
-    assert servers["slowave-graph"] == {"type": "remote", "url": URL, "headers": BEARER}
+    assert servers["slowave-graph"] == {
+        "type": "remote",
+        "url": URL,
+        "headers": _bearer("{env:SLOWAVE_AUTH_TOKEN}"),
+    }
     assert servers["other"] == {"type": "local", "command": ["x"]}
 
 
@@ -307,7 +325,7 @@ def test_codex_comments_after_our_table_stay(tmp_path: Path) -> None:
     assert _setup(tmp_path, "--client", "codex", "--no-instructions") == 0
     assert path.read_text() == (
         'model = "o3"\n\n[mcp_servers.slowave-graph]\nurl = "http://127.0.0.1:8766/mcp"\n'
-        'http_headers = { Authorization = "Bearer t0ken-for-tests" }\n\n# the end\n'
+        'bearer_token_env_var = "SLOWAVE_AUTH_TOKEN"\n\n# the end\n'
     )
 
 
@@ -337,16 +355,21 @@ Mutate = Callable[[Path], None]
 
 
 @pytest.mark.parametrize(
-    ("mutate", "state"),
+    ("mutate", "state", "detail"),
     [
-        (lambda path: None, "ok"),
-        (lambda path: path.write_text(path.read_text().replace("8766", "9999")), "outdated"),
-        (lambda path: path.write_text(path.read_text().replace(TOKEN, "old-token")), "outdated"),
-        (lambda path: path.write_text('{"mcpServers": {}}'), "not_configured"),
+        (lambda path: None, "ok", "http: " + URL),
+        (lambda path: path.write_text(path.read_text().replace("8766", "9999")), "outdated", "differs"),
+        # an entry an older setup wrote, with the token itself in place of the reference
+        (
+            lambda path: path.write_text(path.read_text().replace("${env:SLOWAVE_AUTH_TOKEN}", TOKEN)),
+            "outdated",
+            "with a secret written into it as plain text",
+        ),
+        (lambda path: path.write_text('{"mcpServers": {}}'), "not_configured", "no slowave-graph entry"),
     ],
 )
 def test_status_tells_whether_a_client_points_at_this_server(
-    tmp_path: Path, mutate: Mutate, state: str
+    tmp_path: Path, mutate: Mutate, state: str, detail: str
 ) -> None:
     (tmp_path / ".cursor").mkdir()
     assert _setup(tmp_path, "--client", "cursor") == 0
@@ -354,9 +377,240 @@ def test_status_tells_whether_a_client_points_at_this_server(
     spec = spec_from_settings(Settings.from_env(), "http")
     result = status(CLIENTS["cursor"], tmp_path, spec)
     assert result.state == state, result
+    assert detail in result.detail and TOKEN not in result.detail
     assert status(CLIENTS["windsurf"], tmp_path, spec).state == "not_installed"
 
 
 def test_print_instructions(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["setup", "--print-instructions"]) == 0
     assert capsys.readouterr().out == BLOCK
+
+
+# --- secrets: referenced where the client can, masked in everything printed -----------------------
+
+LITERAL_ONLY = {"claude-desktop", "cline"}  # no documented way to refer to an environment variable
+
+
+def _config_path(home: Path, name: str) -> Path:
+    return home / (".codex/config.toml" if name == "codex" else EXISTING[name][0])
+
+
+def _every_file(home: Path) -> str:
+    return "\n".join(p.read_text() for p in sorted(home.rglob("*")) if p.is_file())
+
+
+@pytest.fixture
+def neo4j_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An external Neo4j with the user's own password: the one secret a stdio entry can need."""
+    monkeypatch.setenv("NEO4J_URI", "bolt://db.internal:7687")
+    monkeypatch.setenv("NEO4J_PASSWORD", PASSWORD)
+
+
+@pytest.mark.usefixtures("neo4j_password")
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+@pytest.mark.parametrize("name", list(CLIENTS))
+def test_secrets_are_referenced_where_the_client_can_and_never_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, transport: str
+) -> None:
+    path = _seed(tmp_path, name)
+    before = tomllib.loads(path.read_text()) if name == "codex" else _json(path)
+    assert _setup(tmp_path, "--client", name, "--transport", transport) == 0
+    out, err = capsys.readouterr()
+    assert TOKEN not in out + err and PASSWORD not in out + err
+    assert _without_ours(path, name) == before  # other servers and unrelated keys untouched
+    stdio = transport == "stdio" or name == "claude-desktop"  # Claude Desktop's file is stdio-only
+    secret, var = (PASSWORD, "NEO4J_PASSWORD") if stdio else (TOKEN, "SLOWAVE_AUTH_TOKEN")
+    entry_text = json.dumps(_entry(path, name))
+    if name in LITERAL_ONLY:
+        assert secret in entry_text  # the client cannot do otherwise: said so, file owner-only
+        assert f"warning: {CLIENTS[name].title} cannot read environment variables" in out
+        assert f"{path} holds {var} as plain text (owner-only, mode 0600" in out
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    else:
+        assert TOKEN not in _every_file(tmp_path) and PASSWORD not in _every_file(tmp_path)
+        assert var in entry_text  # the file names the variable ...
+        # ... and the output says to export it, by name
+        assert any(f"${var}" in line and "export it where it starts" in line for line in out.splitlines())
+        assert "warning" not in out
+
+
+def _seed_old_literal_entry(home: Path, name: str) -> Path:
+    """The client's file with the entry an older setup wrote: token and password as plain text."""
+    path = _seed(home, name)
+    if name == "codex":
+        path.write_text(
+            path.read_text() + "\n[mcp_servers.slowave-graph]\n"
+            f'url = "http://127.0.0.1:1/mcp"\nhttp_headers = {{ Authorization = "Bearer {TOKEN}" }}\n'
+            f'\n[mcp_servers.slowave-graph.env]\nNEO4J_PASSWORD = "{PASSWORD}"\n'
+        )
+        return path
+    data = _json(path)
+    node = data
+    for key in EXISTING[name][2]:
+        node = node[key]
+    node["slowave-graph"] = {
+        "url": "http://127.0.0.1:1/mcp",
+        "headers": BEARER,
+        "env": {"NEO4J_PASSWORD": PASSWORD},
+    }
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    return path
+
+
+@pytest.mark.usefixtures("neo4j_password")
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+@pytest.mark.parametrize("name", list(CLIENTS))
+def test_dry_run_masks_secrets_old_and_new(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, transport: str
+) -> None:
+    _seed_old_literal_entry(tmp_path, name)
+    snapshot = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert _setup(tmp_path, "--client", name, "--transport", transport, "--dry-run") == 0
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == snapshot
+    out, err = capsys.readouterr()
+    assert TOKEN not in out + err and PASSWORD not in out + err
+    assert "****" in out  # the old entry's lines are shown, masked
+    if name in LITERAL_ONLY:
+        assert "would hold" in out and "as plain text (owner-only, mode 0600)" in out
+
+
+def test_dry_run_shows_references_and_masks_literal_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".cursor").mkdir()
+    _seed(tmp_path, "cline")
+    assert _setup(tmp_path, "--client", "cursor", "--client", "cline", "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert '+        "Authorization": "Bearer ${env:SLOWAVE_AUTH_TOKEN}"' in out  # Cursor: a reference
+    assert '+        "Authorization": "Bearer ****"' in out  # Cline: the value, masked
+
+
+def test_tightening_the_mode_only_where_a_secret_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cline = _seed(tmp_path, "cline")
+    cursor = _seed(tmp_path, "cursor")
+    os.chmod(cline, 0o644)
+    os.chmod(cursor, 0o644)
+    assert _setup(tmp_path, "--client", "cline", "--client", "cursor", "--no-instructions") == 0
+    out = capsys.readouterr().out
+    assert stat.S_IMODE(cline.stat().st_mode) == 0o600  # holds the token now
+    assert f"{cline} holds SLOWAVE_AUTH_TOKEN as plain text (owner-only, mode 0600, was 0644)" in out
+    assert stat.S_IMODE(cursor.stat().st_mode) == 0o644  # holds only a reference: left as it was
+    (backup,) = cline.parent.glob(cline.name + ".bak-*")
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o644  # held no secret: keeps its mode
+
+
+def test_a_backup_keeping_an_old_literal_secret_is_made_private_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _seed_old_literal_entry(tmp_path, "cursor")
+    os.chmod(path, 0o644)
+    assert _setup(tmp_path, "--client", "cursor") == 0
+    out = capsys.readouterr().out
+    assert TOKEN not in path.read_text() and stat.S_IMODE(path.stat().st_mode) == 0o644
+    (backup,) = path.parent.glob("mcp.json.bak-*")
+    assert TOKEN in backup.read_text() and stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert f"note: {backup} keeps the secret the previous entry held as plain text" in out
+    assert TOKEN not in out
+
+
+def test_token_env_names_another_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLOWAVE_AUTH_TOKEN")
+    (tmp_path / ".codex").mkdir()
+    cline = _seed(tmp_path, "cline")
+    seeded = cline.read_text()
+    args = ("--client", "codex", "--client", "cline", "--token-env", "MY_SLOWAVE_TOKEN", "--no-instructions")
+    # Codex refers to the variable, so setup needs no value; Cline needs the value, which is not set
+    assert _setup(tmp_path, *args) == 1
+    out, err = capsys.readouterr()
+    assert _entry(tmp_path / ".codex" / "config.toml", "codex") == {
+        "url": URL,
+        "bearer_token_env_var": "MY_SLOWAVE_TOKEN",
+    }
+    assert "✗ Cline:" in err and "MY_SLOWAVE_TOKEN is not set here" in err and cline.read_text() == seeded
+    assert "token from `slowave-graph token add`" in out
+    monkeypatch.setenv("MY_SLOWAVE_TOKEN", "named-t0ken-of-alice")
+    assert _setup(tmp_path, *args) == 0
+    out, err = capsys.readouterr()
+    assert _entry(cline, "cline")["headers"] == {"Authorization": "Bearer named-t0ken-of-alice"}
+    assert "named-t0ken-of-alice" not in out + err
+
+
+def test_token_env_must_be_a_variable_name(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["setup", "--client", "codex", "--token-env", "MY-TOKEN"])
+    assert "not an environment variable name" in capsys.readouterr().err
+
+
+def test_named_tokens_without_a_token_here_say_how_to_configure_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLOWAVE_AUTH_TOKEN")
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text("{}")
+    monkeypatch.setenv("SLOWAVE_TOKENS_FILE", str(tokens))
+    (tmp_path / ".cursor").mkdir()
+    assert _setup(tmp_path, "--client", "cursor") == 0
+    out = capsys.readouterr().out
+    assert "no Authorization header was written" in out
+    assert "slowave-graph token add" in out and "--token-env" in out
+
+
+def test_managed_neo4j_stdio_entries_carry_no_secret(tmp_path: Path) -> None:
+    """The managed Neo4j's password lives in its data directory, where the spawned server reads it."""
+    for name in ("cline", "claude-desktop"):
+        _seed(tmp_path, name)
+        assert _setup(tmp_path, "--client", name, "--transport", "stdio") == 0
+        assert "env" not in _entry(_config_path(tmp_path, name), name)
+
+
+def test_secret_values_stay_out_of_reprs() -> None:
+    spec = spec_from_settings(
+        Settings.from_env({"SLOWAVE_AUTH_TOKEN": TOKEN, "NEO4J_PASSWORD": PASSWORD}), "http"
+    )
+    assert spec.secret_values == (TOKEN, PASSWORD)
+    assert TOKEN not in repr(spec) and PASSWORD not in repr(spec)
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ('"Authorization": "Bearer abc123"', '"Authorization": "Bearer ****"'),
+        ('http_headers = { Authorization = "Bearer abc123" }', 'http_headers = { Authorization = "Bearer ****" }'),
+        ('DOCS_TOKEN = "abc"', 'DOCS_TOKEN = "****"'),
+        ('"NEO4J_PASSWORD": "p\\"w"', '"NEO4J_PASSWORD": "****"'),
+        ('"X-Api-Key": "zzz"', '"X-Api-Key": "****"'),
+        # references name variables: they stay readable
+        ('"Authorization": "Bearer ${env:SLOWAVE_AUTH_TOKEN}"', None),
+        ('"Authorization": "Bearer ${SLOWAVE_AUTH_TOKEN}"', None),
+        ('"NEO4J_PASSWORD": "{env:NEO4J_PASSWORD}"', None),
+        ('bearer_token_env_var = "SLOWAVE_AUTH_TOKEN"', None),
+        ('env_vars = ["NEO4J_PASSWORD"]', None),
+        ('"numStartups": 12,', None),
+    ],
+)  # fmt: skip
+def test_redact_masks_credentials_and_keeps_references(line: str, shown: str | None) -> None:
+    assert redact(line) == (line if shown is None else shown)
+
+
+def test_redact_masks_known_values_wherever_they_are() -> None:
+    assert redact('--password=s3cr"t and s3cr\\"t', ['s3cr"t']) == "--password=**** and ****"
+    assert redact("Bearer abc and x", patterns=False) == "Bearer abc and x"
+
+
+def test_a_file_holding_a_secret_opened_to_others_is_made_private_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _seed(tmp_path, "cline")
+    assert _setup(tmp_path, "--client", "cline", "--no-instructions") == 0
+    os.chmod(path, 0o644)
+    content = path.read_bytes()
+    capsys.readouterr()
+    assert _setup(tmp_path, "--client", "cline", "--no-instructions") == 0
+    out = capsys.readouterr().out
+    assert path.read_bytes() == content and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert "already up to date" in out and "(owner-only, mode 0600, was 0644)" in out
+    assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1  # no new backup

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from slowave_graph.dashboard.data import search_query
-from slowave_graph.dashboard.graph_svg import CENTRE, INNER, OUTER, layout
+from slowave_graph.dashboard.graph_svg import CENTRE, INNER, OUTER, layout, short_label
 from slowave_graph.dashboard.web import _environment
 from slowave_graph.services.text import scope_token
 
@@ -92,3 +92,11 @@ def test_stored_text_is_escaped_everywhere() -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     # ids in links are URL-quoted, not just HTML-escaped
     assert 'href="/ui/memory/%3Cscript%3Ealert%281%29%3C%2Fscript%3E%22%3E%3Cimg' in page
+
+
+def test_nodes_are_labelled_by_their_content() -> None:
+    view = layout([{"id": "sch_1", "hop": 0, "status": "active",
+                    "content": "Harbor deploys go through Argo CD after the smoke tests pass"}], [])  # fmt: skip
+    assert view.nodes[0].label == "Harbor deploys go…"
+    assert short_label("Short claim") == "Short claim"
+    assert short_label("x" * 40) == "x" * 23 + "…"

@@ -62,8 +62,11 @@ def test_environment_variables_are_exactly_the_settings() -> None:
             "NEO4J_PASSWORD",
             "SLOWAVE_AUTH_TOKEN",
         }
+        described = {
+            var: Settings.model_fields[field].description for field, var in Settings.env_names().items()
+        }
         for name, variable in variables.items():
-            assert variable["description"]
+            assert variable["description"] == described[name], name  # one text: the setting's own
             if "default" in variable:
                 value = defaults[name]
                 assert variable["default"] == (
