@@ -1,4 +1,4 @@
-// Invariants of the memory graph, checked by `slowave-graph audit` (slowave_graph/audit.py) and by
+// Invariants of the memory graph, checked by `slowave-graph audit` (slowave_graph/operator/audit.py) and by
 // the soak, fault and fuzz tests. Every check returns one row per violation — subject, problem,
 // detail — so an empty result means the invariant holds. $scopes limits a check to those scopes
 // (null: the whole database); $limit bounds the rows returned, not the work done.

@@ -359,9 +359,9 @@ class OnnxEmbedder:
     (7.8 ms of CPU), 4.0 ms on one thread (4.0 ms of CPU), 4.4 ms on 2 parked threads (6.1 ms of
     CPU); bulk 120 texts/s sorted in batches of 16 (25 texts/s unsorted, 1 thread, batches of 64).
     The 12-layer models (bge-small, e5-small) take about twice that. all-MiniLM-L6-v2-q8 (int8
-    arithmetic) about half: session 18's machine, one 18-token query on one thread 3.9 ms against
+    arithmetic) about half: one 18-token query on one thread 3.9 ms against
     7.5 for the int8 graph's float arithmetic, 2.6 against 5.3 on two spinning threads.
-    all-MiniLM-L6-v2-fused-q8 (session 22) another 12 % of CPU on one thread and 19-27 % of wall
+    all-MiniLM-L6-v2-fused-q8 another 12 % of CPU on one thread and 19-27 % of wall
     time on two: an 11-token question 2.2 / 1.5 ms against 2.5 / 2.05, a 43-token memory 5.9 / 3.7
     against 6.7 / 4.6."""
 

@@ -21,6 +21,11 @@ from typing import Any
 PARTS = ("embed", "neo4j")
 
 
+def now() -> float:
+    """The clock every measurement reads (``time.perf_counter``); tests replace it with a fake one."""
+    return time.perf_counter()
+
+
 @dataclass
 class CallTimer:
     """One call's wall time, split along its timeline. ``parts``: the time each part had a block
@@ -29,7 +34,7 @@ class CallTimer:
     was, the call's own code (validation, ranking, results) and its waits for the event loop. So
     embed + neo4j - overlap + python is the whole call."""
 
-    started: float = field(default_factory=time.perf_counter)
+    started: float = field(default_factory=lambda: now())  # looked up per call: tests replace now
     parts: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))
     overlap: float = 0.0
     python: float = 0.0
@@ -43,8 +48,8 @@ class CallTimer:
 
     def _advance(self) -> float:
         """Credit the time since the last transition to what was open during it."""
-        now = time.perf_counter()
-        elapsed, self._since = now - self._since, now
+        at = now()
+        elapsed, self._since = at - self._since, at
         open_parts = [part for part, depth in self._depth.items() if depth]
         for part in open_parts:
             self.parts[part] = self.parts.get(part, 0.0) + elapsed
@@ -52,7 +57,7 @@ class CallTimer:
             self.python += elapsed
         elif len(open_parts) > 1:
             self.overlap += elapsed
-        return now
+        return at
 
     def enter(self, part: str) -> None:
         self._advance()
@@ -79,7 +84,7 @@ def measure(part: str, statement: str | None = None) -> Iterator[None]:
         yield
         return
     timer.enter(part)
-    started = time.perf_counter()
+    started = now()
     try:
         yield
     finally:
@@ -87,7 +92,7 @@ def measure(part: str, statement: str | None = None) -> Iterator[None]:
         if part == "neo4j":
             timer.transactions += 1
             if statement is not None:
-                elapsed = time.perf_counter() - started
+                elapsed = now() - started
                 timer.statements[statement] = timer.statements.get(statement, 0.0) + elapsed
 
 
@@ -95,7 +100,7 @@ def call_started() -> float:
     """When the current tool call started (``time.perf_counter``), else now: the order in which
     ``graph.executor.OldestCallFirst`` serves work."""
     timer = _current.get()
-    return timer.started if timer is not None else time.perf_counter()
+    return timer.started if timer is not None else now()
 
 
 def detached_call(started: float) -> contextvars.Context:

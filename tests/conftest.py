@@ -11,6 +11,7 @@ import os
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,8 +66,15 @@ def neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
     settings = managed_neo4j_settings(
         tmp_path_factory.mktemp("neo4j-data"), neo4j_heap="768m", neo4j_pagecache="256m"
     )
+    ManagedNeo4j(settings).train_aot_cache(trainer(settings))  # once per machine (Java 25+): faster starts
+    with private_neo4j(settings) as target:
+        yield target
+
+
+@contextmanager
+def private_neo4j(settings: Settings) -> Iterator[Neo4jTarget]:
+    """A managed Neo4j of its own (see managed_neo4j_settings), running for the block."""
     managed = ManagedNeo4j(settings)
-    managed.train_aot_cache(trainer(settings))  # once per machine (Java 25+): later starts are faster
     state, _ = managed.start()
     try:
         yield Neo4jTarget(state.uri, "neo4j", managed.password(), managed)

@@ -268,7 +268,7 @@ def remember_args(scope: str, session: str, rng: random.Random) -> dict[str, Any
     # The tag keeps the claim new: remember matches an exact repeat and only reinforces it, which
     # costs Neo4j no index writes. It comes from the OS, not from rng: a seeded tag repeated the
     # previous run's claims on a reused database, whose remembers then ran at 75-105/s against
-    # ~50/s for new claims (session 23; the "fast stretches" of sessions 19-22).
+    # ~50/s for new claims.
     return {
         "scope": scope,
         "session_id": session,
@@ -430,10 +430,9 @@ async def sequential_remembers(
     rounds of ``count``; the first half warms up, the figure is the rate over the second half.
 
     One round right after the phases measured a write path Neo4j had not finished compiling
-    (session 23, new claims: 20–43/s in the first rounds after a Neo4j start, 52–61 once warm), so
+    (new claims: 20–43/s in the first rounds after a Neo4j start, 52–61 once warm), so
     the figure is a sustained rate over thousands of writes; every round is reported. Each claim
-    is new (``remember_args``): the "fast stretches" of 70–91/s that sessions 19–22 saw were an
-    earlier run's claims repeated, which only reinforce."""
+    is new (``remember_args``): repeated claims (an earlier run's) only reinforce, at 70–91/s."""
     rec = Recorder()
     seconds: list[float] = []
     measured = max(1, rounds // 2)

@@ -11,7 +11,7 @@ scope, so a client notices at once if anything from another scope reaches it.
 
 What a client checks on the fly: envelope on every call, no memory from another scope, identical
 cursor replays, exactly one of two simultaneous commits closes the session. What the end checks:
-the graph audit over the run's scopes (``slowave_graph.audit``) and every acknowledged memory,
+the graph audit over the run's scopes (``slowave_graph.operator.audit``) and every acknowledged memory,
 feedback event and commit. The same client code drives the fault tests (``tolerate_unavailable``:
 a database outage may answer ``unavailable``; the client retries as an agent would).
 """
@@ -33,10 +33,10 @@ from typing import Any
 import httpx2
 
 from slowave_graph import __version__
-from slowave_graph.audit import Acknowledged, Violation, audit, audit_acknowledged
 from slowave_graph.bench.metrics import percentiles
 from slowave_graph.bench.servers import server_env, server_fleet
 from slowave_graph.config import Settings
+from slowave_graph.operator.audit import Acknowledged, Violation, audit, audit_acknowledged
 
 TOOLS = ("slowave_activate", "slowave_remember", "slowave_recall", "slowave_feedback", "slowave_commit")
 

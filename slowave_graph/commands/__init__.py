@@ -1,4 +1,5 @@
-"""Subcommands of `slowave-graph` that live in their own modules.
+"""Every subcommand of `slowave-graph`, one module per feature (cli.py only builds the parser from
+them and dispatches).
 
 Each module here exposes ``register(sub, common)``: it adds its parser(s) to the CLI's subparsers,
 calls ``common(parser)`` for the shared connection flags, and sets ``handler=<callable>`` with
@@ -26,6 +27,10 @@ def modules() -> list[ModuleType]:
 
 # One entry per feature module in this package (each registers its own subcommands).
 COMMAND_MODULES: list[str] = [
+    "serve",
+    "neo4j",
+    "bench",
+    "stats",
     "setup",
     "doctor",
     "dashboard",

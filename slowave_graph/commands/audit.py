@@ -1,7 +1,7 @@
 """`slowave-graph audit`: check the graph's invariants; exit 1 on any violation.
 
 Read-only. The checks (ledger, exposures, sessions, commits, provenance, ids, scope isolation) are
-described in ``cypher/audit.cypher``; ``slowave_graph.audit`` runs them.
+described in ``cypher/audit.cypher``; ``slowave_graph.operator.audit`` runs them.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction, common: Common) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from slowave_graph.app import open_database
-    from slowave_graph.audit import audit
+    from slowave_graph.operator.audit import audit
 
     async def main() -> int:
         async with open_database(settings) as db:

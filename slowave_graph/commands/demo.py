@@ -2,7 +2,7 @@
 
 run (also plain `slowave-graph demo`): a scripted two-task lifecycle against a running HTTP server.
 seed: a realistic demo memory built by simulated agents through the services, for notebooks and
-Cypher exploration (see slowave_graph.demo_seed).
+Cypher exploration (see slowave_graph.demo.seed).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _tasks(value: str) -> int:
-    from slowave_graph.demo_seed import MIN_TASKS
+    from slowave_graph.demo.seed import MIN_TASKS
 
     number = int(value)
     if number < MIN_TASKS:
@@ -74,7 +74,7 @@ async def _run(settings: Settings, url: str | None, scope: str | None) -> int:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.types import Implementation
 
-    from slowave_graph.demo import DemoFailed, run_demo
+    from slowave_graph.demo.lifecycle import DemoFailed, run_demo
 
     url = url or f"http://{settings.http_host}:{settings.http_port}/mcp"
     token = settings.auth_token.get_secret_value() if settings.auth_token else None
@@ -97,7 +97,7 @@ async def _run(settings: Settings, url: str | None, scope: str | None) -> int:
 
 
 def seed(args: argparse.Namespace, settings: Settings) -> int:
-    from slowave_graph.demo_seed import DEFAULT_SCOPE, DEFAULT_TASKS, DemoScopeInUse, describe, seed_scope
+    from slowave_graph.demo.seed import DEFAULT_SCOPE, DEFAULT_TASKS, DemoScopeInUse, describe, seed_scope
 
     quiet = args.json
     try:

@@ -12,24 +12,15 @@ import json
 from typing import Any
 
 from slowave_graph.graph.database import Database
+from slowave_graph.graph.values import native
 from slowave_graph.services.text import query_terms, scope_token
 
 PAGE_SIZE = 50
 STATUSES = ("active", "stale")
 
 
-def plain(value: Any) -> Any:
-    """Neo4j values → Python values (temporal → datetime), recursively."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    to_native = getattr(value, "to_native", None)
-    return to_native() if callable(to_native) else value
-
-
 async def _read(db: Database, name: str, **params: Any) -> list[dict[str, Any]]:
-    return [plain(row) for row in await db.run_read(name, **params)]
+    return [native(row) for row in await db.run_read(name, **params)]
 
 
 def search_query(text: str, scope: str) -> str | None:

@@ -3,39 +3,13 @@ in one), results as JSON-ready rows."""
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Mapping
 from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
 from slowave_graph.explore.catalog import CatalogQuery, bind_params, get_query
 from slowave_graph.graph.database import Database, rows
-
-
-def jsonable(value: Any) -> Any:
-    """Driver values as JSON values: temporal values as ISO 8601 strings, lists and maps
-    recursively, bytes as base64, anything else (points, graph objects) as its string form."""
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(bytes(value)).decode()
-    to_native = getattr(value, "to_native", None)
-    if callable(to_native):
-        try:
-            native = to_native()
-        except (ValueError, OverflowError):  # nanoseconds or ranges Python cannot hold
-            native = None
-        if native is not None and hasattr(native, "isoformat"):
-            return native.isoformat()
-    iso = getattr(value, "iso_format", None)
-    if callable(iso):
-        return iso()
-    return str(value)
+from slowave_graph.graph.values import jsonable
 
 
 async def run_catalog_query(

@@ -205,7 +205,7 @@ def free_port() -> int:
     """A loopback port nothing is bound to now, picked at random just below the kernel's ephemeral
     range. The kernel's own pick (port 0) comes from that range, which every outgoing connection
     also draws from: a server that binds its port seconds later, after loading its model, lost it
-    to an outgoing connection (CI, session 28: a test server's own Bolt connections). Where the
+    to an outgoing connection (in CI: a test server's own Bolt connections). Where the
     range is unknown (not Linux), the kernel picks."""
     try:
         low = int(EPHEMERAL_RANGE.read_text().split()[0])

@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from slowave_graph.services.text import procedure_text  # commit stores goal and context_text for it
+
 
 def memory_text(content: str) -> str:
     """RememberService embeds the claim itself."""
     return content
-
-
-def procedure_text(goal: str | None, summary: str | None, context_text: str | None) -> str:
-    """CommitService embeds ``f"{final_goal}. {summary} {context_cue(context)}".strip()``; the
-    procedure stores final_goal as goal and context_cue(context) as context_text."""
-    return f"{goal or ''}. {summary or ''} {context_text or ''}".strip()
 
 
 def retrieval_text(query: str) -> str:

@@ -73,12 +73,11 @@ class CommitService:
                 raise invalid(f"unknown session_id {req.session_id!r}", "session_id")
             p = req.procedure
             steps = [s.summary for s in p.steps]
-            [embedding] = await self.embedder.aembed(
-                [f"{req.final_goal}. {p.summary} {context_cue(p.context)}".strip()]
-            )
+            cue = context_cue(p.context)
+            [embedding] = await self.embedder.aembed([text.procedure_text(req.final_goal, p.summary, cue)])
             procedure = {
                 "goal": req.final_goal, "summary": p.summary, "context": json.dumps(p.context),
-                "context_text": context_cue(p.context), "steps": steps, "steps_text": "\n".join(steps),
+                "context_text": cue, "steps": steps, "steps_text": "\n".join(steps),
                 "caveats": list(p.caveats), "deduplication_key": p.deduplication_key, "outcome": req.outcome,
                 "outcome_summary": req.outcome_summary, "embedding": embedding,
                 "scope_token": text.scope_token(session["scope"]),

@@ -143,3 +143,10 @@ def split_cues(texts: list[str]) -> list[str]:
                 if len(_WORD.findall(part)) >= 3:
                     cues.setdefault(part, None)
     return list(cues)[:MAX_CUES]
+
+
+def procedure_text(goal: str | None, summary: str | None, context_text: str | None) -> str:
+    """What a procedure's vector is computed from: its goal, summary and context cue. Commit embeds
+    it, and re-embedding or an import recomputes it from the stored goal, summary and context_text
+    (operator/texts.py), so both must read this one function."""
+    return f"{goal or ''}. {summary or ''} {context_text or ''}".strip()

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from slowave_graph.app import App
-from slowave_graph.audit import CHECKS, Acknowledged, audit, audit_acknowledged
 from slowave_graph.cli import main
 from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.contract.commit import CommitRequest
 from slowave_graph.contract.feedback import FeedbackRequest, FeedbackResult
 from slowave_graph.contract.recall import RecallRequest
 from slowave_graph.contract.remember import RememberBatchResult, RememberRequest
+from slowave_graph.operator.audit import CHECKS, Acknowledged, audit, audit_acknowledged
 from slowave_graph.services.context import ClientInfo
 from tests.conftest import Neo4jTarget
 

@@ -11,11 +11,11 @@ import asyncio
 import pytest
 
 from slowave_graph.app import App
-from slowave_graph.audit import audit
 from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.contract.commit import CommitRequest
 from slowave_graph.contract.feedback import FeedbackRequest
 from slowave_graph.contract.remember import RememberRequest, RememberResult
+from slowave_graph.operator.audit import audit
 from slowave_graph.services.context import ClientInfo
 
 pytestmark = pytest.mark.neo4j

@@ -6,7 +6,7 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App
-from slowave_graph.demo import run_demo
+from slowave_graph.demo.lifecycle import run_demo
 from slowave_graph.mcp.server import build_server
 
 pytestmark = pytest.mark.neo4j

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from slowave_graph.app import App
-from slowave_graph.audit import audit
 from slowave_graph.contract.activate import ActivateRequest, ActivateResult
 from slowave_graph.contract.feedback import FeedbackRequest, FeedbackResult
 from slowave_graph.contract.recall import RecallRequest, RecallResult
 from slowave_graph.contract.remember import RememberBatchResult, RememberRequest, RememberResult
 from slowave_graph.graph.stats import collect_stats
+from slowave_graph.operator.audit import audit
 from slowave_graph.operator.forget import UnknownTarget, forget, plan
 from slowave_graph.services.concepts import concept_key
 from slowave_graph.services.paging import FORGOTTEN

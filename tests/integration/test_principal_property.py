@@ -28,9 +28,9 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App
-from slowave_graph.audit import audit
 from slowave_graph.mcp.server import build_server, http_app
 from slowave_graph.mcp.tokens import TokensFile
+from slowave_graph.operator.audit import audit
 from tests.mcp_helpers import call, commit_args
 from tests.servers import client_as, serve_in_process
 

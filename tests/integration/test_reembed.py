@@ -16,7 +16,6 @@ from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.embedder import DEFAULT_MODEL, Embedder
 from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
 from slowave_graph.mcp.server import build_server
-from slowave_graph.neo4j_local.manager import ManagedNeo4j
 from slowave_graph.operator.backup import backup, restore
 from slowave_graph.operator.bulk import import_memories
 from slowave_graph.operator.importer import read_export
@@ -24,7 +23,7 @@ from slowave_graph.operator.reembed import reembed
 from slowave_graph.services import Services
 from slowave_graph.services.context import ClientInfo
 from tests.conformance import DEPLOY_PROCEDURE
-from tests.conftest import Neo4jTarget, managed_neo4j_settings
+from tests.conftest import Neo4jTarget, managed_neo4j_settings, private_neo4j
 from tests.mcp_helpers import activate, commit, settle
 
 pytestmark = pytest.mark.neo4j
@@ -70,18 +69,14 @@ class Projected:
 
 
 @pytest.fixture(scope="module")
-def private_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
-    managed = ManagedNeo4j(managed_neo4j_settings(tmp_path_factory.mktemp("reembed-neo4j")))
-    state, _ = managed.start()
-    try:
-        yield Neo4jTarget(state.uri, "neo4j", managed.password(), managed)
-    finally:
-        managed.stop(timeout=0)  # a throwaway store: killed, no clean shutdown (~10 s) needed
+def reembed_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Neo4jTarget]:
+    with private_neo4j(managed_neo4j_settings(tmp_path_factory.mktemp("reembed-neo4j"))) as target:
+        yield target
 
 
 @pytest.fixture(scope="module")
-async def private_app(private_neo4j: Neo4jTarget, embedder: Embedder) -> AsyncIterator[App]:
-    async with open_app(private_neo4j.settings(), embedder=embedder) as app:
+async def private_app(reembed_neo4j: Neo4jTarget, embedder: Embedder) -> AsyncIterator[App]:
+    async with open_app(reembed_neo4j.settings(), embedder=embedder) as app:
         yield app
 
 

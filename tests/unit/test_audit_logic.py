@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slowave_graph.audit import counter_violations, page_violations
+from slowave_graph.operator.audit import counter_violations, page_violations
 from slowave_graph.services.paging import FORGOTTEN
 
 

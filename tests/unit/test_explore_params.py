@@ -22,8 +22,8 @@ from slowave_graph.explore.catalog import (
     parse_value,
     used_parameters,
 )
-from slowave_graph.explore.run import jsonable
 from slowave_graph.graph.cypher import catalog
+from slowave_graph.graph.values import jsonable
 from slowave_graph.operator.codec import Checksum, UnsupportedValue, decode, encode, line
 from slowave_graph.operator.model import DERIVED_RELATIONSHIPS, RELATIONSHIP_TYPES, SCOPED_LABELS
 

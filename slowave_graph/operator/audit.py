@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from slowave_graph.graph.database import Database
+from slowave_graph.graph.values import jsonable
 from slowave_graph.services.paging import FORGOTTEN, PROCEDURES_PER_PAGE, paginate
 
 # check name → Cypher statement; each returns rows (subject, problem, detail)
@@ -71,16 +72,6 @@ class AuditReport:
         return "\n".join(lines)
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
 async def audit(db: Database, scopes: list[str] | None = None, limit: int = 50) -> AuditReport:
     """Run every check over ``scopes`` (None: the whole database)."""
     started = time.perf_counter()
@@ -90,7 +81,7 @@ async def audit(db: Database, scopes: list[str] | None = None, limit: int = 50) 
         rows = await db.run_read(statement, scopes=scopes, limit=limit)
         counts[name] = len(rows)
         found.extend(
-            Violation(name, str(r["subject"]), str(r["problem"]), _jsonable(r.get("detail") or {}))
+            Violation(name, str(r["subject"]), str(r["problem"]), jsonable(r.get("detail") or {}))
             for r in rows
         )
     pages = page_violations(await db.run_read("audit_retrieval_pages", scopes=scopes))
@@ -256,7 +247,7 @@ async def audit_acknowledged(db: Database, acks: Acknowledged, batch: int = 2_00
                         "acknowledged",
                         row["session_id"],
                         "committed session is not closed once",
-                        _jsonable(row),
+                        jsonable(row),
                     )
                 )
     return out

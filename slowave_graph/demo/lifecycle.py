@@ -1,5 +1,5 @@
 """`slowave-graph demo run` (or plain `demo`): a scripted task lifecycle against a running server,
-printed step by step. (`demo seed` is slowave_graph.demo_seed.)
+printed step by step. (`demo seed` is slowave_graph.demo.seed.)
 
 It is an MCP client like any agent: activate → remember → recall → feedback → commit, then a
 second task in the same scope that benefits from the first.
