@@ -1,10 +1,19 @@
-"""Domain errors. The MCP adapter turns them into the contract's error envelope."""
+"""Domain errors as the agent sees them. The MCP adapter turns them into the contract's error
+envelope; what the store refuses (graph/errors.py) is said here, in one place (``from_store``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from slowave_graph.contract.common import ErrorBody, ErrorCode, FieldError
+from slowave_graph.graph.errors import (
+    CursorRefused,
+    FeedbackOutstanding,
+    SessionEnded,
+    SessionScopeMismatch,
+    StoreRefusal,
+    UnknownSession,
+)
 
 
 class ServiceError(Exception):
@@ -89,3 +98,27 @@ def incomplete_feedback(outstanding: list[dict[str, Any]]) -> ServiceError:
         retryable=True,
         outstanding=outstanding,
     )
+
+
+_CURSOR = {
+    "unknown": "unknown continue_from cursor",
+    "other_scope": "continue_from belongs to another scope",
+    "other_session": "continue_from belongs to another session",
+    "past_end": "continue_from points past the end of its result",
+}
+
+
+def from_store(exc: StoreRefusal) -> ServiceError:
+    """What the store refused, as the agent is told it (and what to do next)."""
+    if isinstance(exc, UnknownSession):
+        hint = "; call slowave_activate first" if exc.opening else ""
+        return invalid(f"unknown session_id {exc.session_id!r}{hint}", "session_id")
+    if isinstance(exc, SessionScopeMismatch):
+        return invalid("session_id and scope do not match", "scope")
+    if isinstance(exc, SessionEnded):
+        return invalid("session is already ended; call slowave_activate to start a new one", "session_id")
+    if isinstance(exc, CursorRefused):
+        return invalid(_CURSOR[exc.problem], "continue_from")
+    if isinstance(exc, FeedbackOutstanding):
+        return incomplete_feedback(exc.outstanding)
+    raise TypeError(f"no agent-facing form for {type(exc).__name__}") from exc

@@ -16,8 +16,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from neo4j import AsyncManagedTransaction
 
-from slowave_graph.errors import incomplete_feedback, invalid
 from slowave_graph.graph.database import Database, rows
+from slowave_graph.graph.errors import (
+    CursorRefused,
+    FeedbackOutstanding,
+    SessionEnded,
+    SessionScopeMismatch,
+    UnknownSession,
+)
 
 if TYPE_CHECKING:  # the page split is the services' pure function, passed in (page_of)
     from slowave_graph.services.paging import Page
@@ -320,12 +326,12 @@ class GraphRepository:
         async def work(tx: AsyncManagedTransaction) -> ServedPage:
             found = await rows(tx, self.db.q("cursor_for_call"), cursor_id=cursor_id, principal=principal)
             if not found:
-                raise invalid("unknown continue_from cursor", "continue_from")
+                raise CursorRefused("unknown")
             cur = found[0]
             if cur["scope"] != scope:
-                raise invalid("continue_from belongs to another scope", "continue_from")
+                raise CursorRefused("other_scope")
             if cur["session_id"] != session_id:
-                raise invalid("continue_from belongs to another session", "continue_from")
+                raise CursorRefused("other_session")
             await self._guard_session(tx, session_id, scope, now, principal)
             ids, pathways = list(cur["catalog_ids"]), list(cur["catalog_pathways"])
             # catalogs frozen before associations carried their reasons have none, and before
@@ -335,7 +341,7 @@ class GraphRepository:
             pages = page_of(pathways, int(cur["page_size"]), len(procedures))
             number = int(cur["page"])
             if number > len(pages):
-                raise invalid("continue_from points past the end of its result", "continue_from")
+                raise CursorRefused("past_end")
             page = pages[number - 1]
             next_id = next_cursor(cur["retrieval_id"], number + 1) if number < len(pages) else None
             await rows(
@@ -627,10 +633,10 @@ class GraphRepository:
                 client_name=client_name, client_version=client_version, now=now,
             )  # fmt: skip
             if not found:
-                raise invalid(f"unknown session_id {session_id!r}", "session_id")
+                raise UnknownSession(session_id)
             row = found[0]
             if row["outstanding"]:
-                raise incomplete_feedback(list(row["outstanding"]))
+                raise FeedbackOutstanding(list(row["outstanding"]))
             return {
                 "episodes_formed": int(row["formed"]),
                 "episode_id": row["episode_id"],
@@ -644,11 +650,11 @@ class GraphRepository:
 def _guarded(row: dict[str, Any] | None, session_id: str, scope: str) -> dict[str, Any]:
     """The session row of a guard (touch_session), if the call may use the session."""
     if row is None:
-        raise invalid(f"unknown session_id {session_id!r}; call slowave_activate first", "session_id")
+        raise UnknownSession(session_id, opening=True)
     if row["scope"] != scope:
-        raise invalid("session_id and scope do not match", "scope")
+        raise SessionScopeMismatch(session_id)
     if row["status"] != "open":
-        raise invalid("session is already ended; call slowave_activate to start a new one", "session_id")
+        raise SessionEnded(session_id)
     return row
 
 

@@ -23,8 +23,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from slowave_graph.contract.common import ErrorBody, ErrorCode, FieldError
-from slowave_graph.errors import ServiceError, timed_out, unavailable
+from slowave_graph.errors import ServiceError, from_store, timed_out, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
+from slowave_graph.graph.errors import StoreRefusal
 from slowave_graph.mcp.tokens import allowed
 from slowave_graph.services.context import LOCAL_PRINCIPAL, ClientInfo
 from slowave_graph.telemetry import ToolMetrics, tool_call
@@ -272,6 +273,8 @@ def make_tool(
             return envelope_result(_failure(timed_out(name, timeout).body()))
         except ServiceError as exc:
             return envelope_result(_failure(exc.body()))
+        except StoreRefusal as exc:
+            return envelope_result(_failure(from_store(exc).body()))
         except DatabaseUnavailable as exc:
             return envelope_result(
                 _failure(unavailable(str(exc), outcome_unknown=exc.outcome_unknown).body())

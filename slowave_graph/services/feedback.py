@@ -27,8 +27,9 @@ from slowave_graph.contract.feedback import (
     Rejection,
     SalienceChange,
 )
-from slowave_graph.errors import ServiceError, unavailable
+from slowave_graph.errors import ServiceError, from_store, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
+from slowave_graph.graph.errors import StoreRefusal
 from slowave_graph.graph.repository import FeedbackDecision, GraphRepository
 from slowave_graph.services.context import ClientInfo, utcnow
 
@@ -235,8 +236,9 @@ class FeedbackService:
                 # the reference contract: in a batch an unknown retrieval is invalid input of its item
                 data = await self.apply(item, client, ErrorCode.invalid_input)
                 results.append(FeedbackItemResult(ok=True, data=data))
-            except ServiceError as exc:
-                results.append(FeedbackItemResult(ok=False, error=exc.body().model_dump(exclude_none=True)))
+            except (ServiceError, StoreRefusal) as exc:
+                refused = (exc if isinstance(exc, ServiceError) else from_store(exc)).body()
+                results.append(FeedbackItemResult(ok=False, error=refused.model_dump(exclude_none=True)))
             except DatabaseUnavailable as exc:
                 failure = unavailable(str(exc), outcome_unknown=exc.outcome_unknown)
                 error = failure.body().model_dump(exclude_none=True)

@@ -17,6 +17,7 @@ from slowave_graph.contract.remember import (
 from slowave_graph.embedder import Embedder
 from slowave_graph.errors import ServiceError
 from slowave_graph.graph.database import DatabaseUnavailable
+from slowave_graph.graph.errors import StoreRefusal
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.services import text
 from slowave_graph.services.concepts import EXTRACTOR_VERSION, concept_links
@@ -76,7 +77,7 @@ class RememberService:
     ) -> list[RememberResult | ServiceError]:
         try:
             return [self._remembered(req, r) for r in await self._store(req, rows, client)]
-        except (ServiceError, DatabaseUnavailable):
+        except (ServiceError, StoreRefusal, DatabaseUnavailable):
             raise
         except Exception as exc:
             if len(rows) == 1:
@@ -88,7 +89,7 @@ class RememberService:
             try:
                 stored = await self._store(req, [row], client)
                 results.append(self._remembered(req, stored[0]))
-            except (ServiceError, DatabaseUnavailable):
+            except (ServiceError, StoreRefusal, DatabaseUnavailable):
                 raise
             except Exception as exc:
                 log.exception("remember item %s failed", row["index"])

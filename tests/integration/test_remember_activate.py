@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App
-from slowave_graph.errors import ServiceError
+from slowave_graph.graph.errors import SessionEnded, SessionScopeMismatch, UnknownSession
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services import text
 from slowave_graph.services.context import LOCAL_PRINCIPAL, new_id, utcnow
@@ -445,9 +445,9 @@ async def test_recall_write_replayed_after_a_lost_commit_stores_one_retrieval(ap
             session_id=session, scope=scope, now=utcnow(), principal=LOCAL_PRINCIPAL, **frozen
         )
     assert (await node_count(app, scope))["retrievals"] == 2  # activate's and this recall's
-    refused = [(session, scope + "x", "do not match"), ("sess_999999999", scope, "unknown session_id")]
-    for session_id, in_scope, message in refused:
-        with pytest.raises(ServiceError, match=message):
+    refused = [(session, scope + "x", SessionScopeMismatch), ("sess_999999999", scope, UnknownSession)]
+    for session_id, in_scope, refusal in refused:
+        with pytest.raises(refusal):
             await app.repo.create_retrieval(
                 session_id=session_id,
                 scope=in_scope,
@@ -496,12 +496,12 @@ async def test_remember_write_replayed_after_a_lost_commit_stores_once(app: App,
     after = await node_count(app, scope)
     seen = "MATCH (s:Session {id: $id}) RETURN s.last_seen_at AS t"
     seen_before = (await app.db.driver.execute_query(seen, id=session, database_=app.db.database)).records
-    refused = [
-        ({"scope": scope + "x"}, "do not match"),
-        ({"session_id": "sess_999999999"}, "unknown session"),
+    refused: list[tuple[dict[str, str], type[Exception]]] = [
+        ({"scope": scope + "x"}, SessionScopeMismatch),
+        ({"session_id": "sess_999999999"}, UnknownSession),
     ]
-    for over, message in refused:
-        with pytest.raises(ServiceError, match=message):
+    for over, refusal in refused:
+        with pytest.raises(refusal):
             await store([item("Refused claim")], new_id("rmc"), **over)
     assert await node_count(app, scope) == after
     # nor does a refused call refresh the session's idle clock (the statement commits on its own)
@@ -520,6 +520,6 @@ async def test_remember_write_replayed_after_a_lost_commit_stores_once(app: App,
     await app.db.driver.execute_query(  # ended (commit would want feedback on activate's context)
         "MATCH (s:Session {id: $id}) SET s.status = 'ended'", id=session, database_=app.db.database
     )
-    with pytest.raises(ServiceError, match="already ended"):
+    with pytest.raises(SessionEnded):
         await store([item("Too late")], new_id("rmc"))
     assert (await node_count(app, scope))["memories"] == after["memories"] + 2  # the two rollback claims

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App
-from slowave_graph.errors import ServiceError
+from slowave_graph.graph.errors import SessionEnded
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services.context import LOCAL_PRINCIPAL, utcnow
@@ -116,7 +116,7 @@ async def test_recall_refuses_a_session_the_guard_refuses_and_writes_nothing(app
 
     await asyncio.sleep(0.3)
     strict = GraphRepository(app.db, idle_timeout=0.2)  # the same session, now idle past the timeout
-    with pytest.raises(ServiceError, match="session is already ended"):
+    with pytest.raises(SessionEnded):
         await strict.session_for_recall(
             session_id=act["session_id"], scope=scope, now=utcnow(), principal=LOCAL_PRINCIPAL
         )
