@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from neo4j.exceptions import AuthError, Neo4jError
 
 from slowave_graph.config import Settings
-from slowave_graph.embedder import DEFAULT_MODEL, Embedder, load_embedder
+from slowave_graph.embedding.embedder import DEFAULT_MODEL, Embedder, load_embedder
 from slowave_graph.graph.database import Database, DatabaseUnavailable
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema

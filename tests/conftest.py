@@ -20,7 +20,7 @@ from playwright.async_api import Browser, async_playwright
 
 from slowave_graph.app import App, open_app
 from slowave_graph.config import Settings
-from slowave_graph.embedder import DEFAULT_MODEL, Embedder, load_embedder
+from slowave_graph.embedding.embedder import DEFAULT_MODEL, Embedder, load_embedder
 from slowave_graph.neo4j_local.manager import ManagedNeo4j, free_port
 from slowave_graph.operator.jvm_training import trainer
 

@@ -16,7 +16,7 @@ from slowave_graph.commands import Common
 from slowave_graph.config import Settings
 
 if TYPE_CHECKING:
-    from slowave_graph.embedder import Embedder
+    from slowave_graph.embedding.embedder import Embedder
     from slowave_graph.graph.database import Database
 
 
@@ -251,7 +251,7 @@ def _restore(args: argparse.Namespace, settings: Settings) -> int:
 def _reembed(args: argparse.Namespace, settings: Settings) -> int:
     async def work() -> dict[str, Any]:
         from slowave_graph.app import open_database
-        from slowave_graph.embedder import load_embedder
+        from slowave_graph.embedding.embedder import load_embedder
         from slowave_graph.operator.progress import bar
         from slowave_graph.operator.reembed import reembed
 

@@ -25,7 +25,7 @@ from slowave_graph import __version__
 from slowave_graph.clients import CLIENTS, spec_from_settings, status
 from slowave_graph.commands import Common
 from slowave_graph.config import Settings
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedding.embedder import Embedder
 
 Status = Literal["ok", "warn", "fail", "skip"]
 MARK = {"ok": "✓", "warn": "!", "fail": "✗", "skip": "–"}
@@ -268,7 +268,7 @@ async def check_database(settings: Settings, start: bool) -> tuple[list[Check], 
 
 @functools.cache
 def _load_model(name: str) -> Embedder:
-    from slowave_graph.embedder import load_embedder
+    from slowave_graph.embedding.embedder import load_embedder
 
     model = load_embedder(name)
     model.embed(["doctor"])  # loading is not enough: it must also encode
@@ -276,7 +276,7 @@ def _load_model(name: str) -> Embedder:
 
 
 def check_embedding(settings: Settings, stored: dict[str, Any] | None) -> Check:
-    from slowave_graph.embedder import DEFAULT_MODEL
+    from slowave_graph.embedding.embedder import DEFAULT_MODEL
 
     started = time.monotonic()
     # unset, a server loads the database's model (the default on a new database)

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from neo4j import AsyncManagedTransaction
 
@@ -24,9 +24,7 @@ from slowave_graph.graph.errors import (
     SessionScopeMismatch,
     UnknownSession,
 )
-
-if TYPE_CHECKING:  # the page split is the services' pure function, passed in (page_of)
-    from slowave_graph.services.paging import Page
+from slowave_graph.graph.paging import Page
 
 # On Neo4j 5.26 a scope this small is searched exactly by scanning it; larger ones over-fetch.
 EXACT_SCAN_MAX = 5_000

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from slowave_graph.graph.database import Database
+from slowave_graph.graph.paging import FORGOTTEN, PROCEDURES_PER_PAGE, paginate
 from slowave_graph.graph.values import jsonable
-from slowave_graph.services.paging import FORGOTTEN, PROCEDURES_PER_PAGE, paginate
 
 # check name → Cypher statement; each returns rows (subject, problem, detail)
 ROW_CHECKS: dict[str, str] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.graph.database import Database
 from slowave_graph.operator.export import export_graph, scope_tally
 from slowave_graph.operator.importer import ExportFile, ImportRefused, import_export, read_export

@@ -32,7 +32,7 @@ from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.contract.common import ScopeStr
 from slowave_graph.contract.remember import RememberItem
-from slowave_graph.embedder import aembed_bulk
+from slowave_graph.embedding.embedder import aembed_bulk
 from slowave_graph.graph.database import rows
 from slowave_graph.operator.progress import Progress, bar
 from slowave_graph.services import text

@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 from slowave_graph import __version__
 from slowave_graph.graph.database import Database
+from slowave_graph.graph.paging import FORGOTTEN
 from slowave_graph.services.context import new_id, utcnow
-from slowave_graph.services.paging import FORGOTTEN
 
 Target = Literal["scope", "memory"]
 

@@ -18,7 +18,7 @@ from typing import Any
 from neo4j import AsyncManagedTransaction
 from neo4j.exceptions import ConstraintError
 
-from slowave_graph.embedder import Embedder, aembed_bulk
+from slowave_graph.embedding.embedder import Embedder, aembed_bulk
 from slowave_graph.graph.database import Database, rows
 from slowave_graph.operator.codec import decode_props
 from slowave_graph.operator.concepts import backfill as link_concepts

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from slowave_graph.embedder import Embedder, aembed_bulk
+from slowave_graph.embedding.embedder import Embedder, aembed_bulk
 from slowave_graph.graph.database import Database
 from slowave_graph.graph.schema import ensure_schema
 from slowave_graph.operator.progress import Progress

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.services.activation import ActivationService
 from slowave_graph.services.commit import CommitService

@@ -10,7 +10,7 @@ from typing import Any
 
 from slowave_graph.contract.activate import ActivateRequest, ActivateResult
 from slowave_graph.contract.common import Warning_
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.errors import invalid
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.services import text

@@ -24,7 +24,7 @@ from importlib import resources
 
 import numpy as np
 
-from slowave_graph.embedder import Embedder, aembed_query
+from slowave_graph.embedding.embedder import Embedder, aembed_query
 
 _MIN_SD = 1e-4
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from slowave_graph.contract.commit import CommitRequest, CommitResult, TrajectoryEntry
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.errors import invalid
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.services import text

@@ -14,7 +14,7 @@ from slowave_graph.contract.remember import (
     RememberRequest,
     RememberResult,
 )
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.errors import ServiceError
 from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.graph.errors import StoreRefusal

@@ -25,13 +25,13 @@ from slowave_graph.contract.retrieval import (
     Provenance,
     SourceExcerpt,
 )
-from slowave_graph.embedder import Embedder, aembed_query
+from slowave_graph.embedding.embedder import Embedder, aembed_query
+from slowave_graph.graph.paging import Page, paginate
 from slowave_graph.graph.repository import GraphRepository, WalkLimits
 from slowave_graph.services import text, timeframe
 from slowave_graph.services.calibration import scale_for
 from slowave_graph.services.context import ClientInfo, cursor_id, new_id, resolved, unix, utcnow
 from slowave_graph.services.excerpt import excerpt
-from slowave_graph.services.paging import Page, paginate
 from slowave_graph.services.ranking import (
     DEFAULT_POLICY,
     Candidate,

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App, open_app
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.mcp.server import build_server
 from tests import fidelity  # noqa: F401  (registers the §4.8 contract-fidelity scenarios)
 from tests.conformance import SCENARIOS, seeded

@@ -20,11 +20,11 @@ from slowave_graph.contract.activate import ActivateRequest, ActivateResult
 from slowave_graph.contract.feedback import FeedbackRequest, FeedbackResult
 from slowave_graph.contract.recall import RecallRequest, RecallResult
 from slowave_graph.contract.remember import RememberBatchResult, RememberRequest, RememberResult
+from slowave_graph.graph.paging import FORGOTTEN
 from slowave_graph.graph.stats import collect_stats
 from slowave_graph.operator.audit import audit
 from slowave_graph.operator.forget import UnknownTarget, forget, plan
 from slowave_graph.services.concepts import concept_key
-from slowave_graph.services.paging import FORGOTTEN
 from tests.conftest import run_cli
 from tests.integration.test_audit import CLAIMS, CLIENT, commit_request, history
 

@@ -13,7 +13,7 @@ from mcp import Client
 
 from slowave_graph.app import App, database_embedder, open_app
 from slowave_graph.contract.activate import ActivateRequest
-from slowave_graph.embedder import DEFAULT_MODEL, Embedder
+from slowave_graph.embedding.embedder import DEFAULT_MODEL, Embedder
 from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator.backup import backup, restore

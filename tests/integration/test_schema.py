@@ -11,7 +11,7 @@ from mcp.types import ListToolsResult
 from neomodel import adb
 
 from slowave_graph.app import App, database_embedder, open_app
-from slowave_graph.embedder import DEFAULT_MODEL, INT8_MODEL, load_embedder
+from slowave_graph.embedding.embedder import DEFAULT_MODEL, INT8_MODEL, load_embedder
 from slowave_graph.graph import models
 from slowave_graph.graph.repository import hits
 from slowave_graph.graph.schema import (

@@ -18,7 +18,7 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import open_app
-from slowave_graph.embedder import Embedder
+from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.mcp.server import build_server
 from tests.conftest import Neo4jTarget
 from tests.mcp_helpers import activate, call, error

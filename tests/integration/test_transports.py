@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from slowave_graph.embedder import DEFAULT_MODEL
+from slowave_graph.embedding.embedder import DEFAULT_MODEL
 from slowave_graph.neo4j_local.manager import pid_alive
 from tests.conftest import Neo4jTarget, free_port
 from tests.mcp_helpers import TOOL_NAMES, activate, call, error, remember

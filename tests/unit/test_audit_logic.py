@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from slowave_graph.graph.paging import FORGOTTEN
 from slowave_graph.operator.audit import counter_violations, page_violations
-from slowave_graph.services.paging import FORGOTTEN
 
 
 def retrieval(**overrides: Any) -> dict[str, Any]:

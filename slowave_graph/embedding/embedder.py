@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from slowave_graph.bert_graph import build_bert_graph
+from slowave_graph.embedding.bert_graph import build_bert_graph
 from slowave_graph.telemetry import calls_in_flight, measure
 
 log = logging.getLogger(__name__)
