@@ -465,6 +465,13 @@ class ManagedNeo4j:
         state = self._live_state()
         return None if state is None or state.stopping else state
 
+    def _write_state(self, state: RunningState) -> None:
+        """Replace state.json atomically: other processes read it at any moment (to join a running
+        Neo4j or wait for one stopping), and a half-written file would read as no Neo4j at all."""
+        partial = self.state_file.with_name(f"{self.state_file.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(asdict(state), indent=2) + "\n")
+        os.replace(partial, self.state_file)
+
     def _live_state(self) -> RunningState | None:
         try:
             state = RunningState(**json.loads(self.state_file.read_text()))
@@ -541,7 +548,7 @@ class ManagedNeo4j:
             ready_seconds=round(time.monotonic() - started, 2),
             aot_cache=None if cache is None else str(cache),
         )
-        self.state_file.write_text(json.dumps(asdict(state), indent=2) + "\n")
+        self._write_state(state)
         log.info("managed Neo4j %s ready on %s in %.1fs", state.version, state.uri, state.ready_seconds)
         return state, True
 
@@ -566,7 +573,7 @@ class ManagedNeo4j:
             self._await_shutdown(timeout)  # one an interrupted stop left shutting down
             return False
         stopping = replace(state, stopping=True)  # before SIGTERM: nobody joins it from now on
-        self.state_file.write_text(json.dumps(asdict(stopping), indent=2) + "\n")
+        self._write_state(stopping)
         self._terminate(state.pid, timeout)
         with contextlib.suppress(FileNotFoundError):
             self.state_file.unlink()
