@@ -1,9 +1,11 @@
 """MCP adapter: turns MCP tool calls into service calls and service results into the envelope.
 
-The SDK would validate arguments against a signature-derived model and answer schema violations
-with a framework error text. The contract wants its own envelope (``invalid_input`` with
-``field_errors``), so each tool takes its raw arguments and validates them with the contract model
-itself, while ``tools/list`` publishes that model's strict JSON schema.
+The SDK's ``MCPServer`` derives a tool's schema from its function signature, validates arguments
+against it and answers a violation with a framework error text. The contract wants its own
+envelope (``invalid_input`` with ``field_errors``) and publishes its own compact schema, so the
+tools are served by the SDK's low-level ``Server`` (mcp/server.py): ``tools/list`` publishes each
+contract model's schema as built here, and ``tools/call`` hands a tool its raw arguments, which it
+validates with the contract model itself.
 """
 
 from __future__ import annotations
@@ -13,14 +15,21 @@ import json
 import logging
 import math
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, ValidationError
+from mcp.server import ServerRequestContext
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
+from pydantic import BaseModel, ValidationError
 
 from slowave_graph.contract.common import ErrorBody, ErrorCode, FieldError
 from slowave_graph.errors import ServiceError, from_store, timed_out, unavailable
@@ -34,15 +43,8 @@ log = logging.getLogger(__name__)
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
 Handler = Callable[[RequestT, ClientInfo], Awaitable[BaseModel]]
-
-
-class _RawArguments(ArgModelBase):
-    """Accepts any JSON object and hands it on untouched as ``arguments``."""
-
-    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
-
-    def model_dump_one_level(self) -> dict[str, Any]:
-        return {"arguments": dict(self.__pydantic_extra__ or {})}
+# What a low-level request handler receives (the server's lifespan state, the transport's request)
+RequestContext = ServerRequestContext[Any, Any]
 
 
 def field_path(loc: tuple[int | str, ...]) -> str:
@@ -121,36 +123,29 @@ PRINCIPAL_KEY = "slowave.principal"
 GRANTS_KEY = "slowave.grants"
 
 
-def _asgi_scope(ctx: Context[Any, Any]) -> dict[str, Any]:
-    """The HTTP request's ASGI scope ({} over stdio)."""
-    try:
-        request = ctx.request_context.request
-    except (AttributeError, ValueError, LookupError):
-        return {}
-    asgi_scope = getattr(request, "scope", None)
+def _asgi_scope(ctx: RequestContext) -> dict[str, Any]:
+    """The HTTP request's ASGI scope ({} over stdio and in process, where there is no request)."""
+    asgi_scope = getattr(ctx.request, "scope", None)
     return asgi_scope if isinstance(asgi_scope, dict) else {}
 
 
-def principal_of(ctx: Context[Any, Any]) -> str:
+def principal_of(ctx: RequestContext) -> str:
     """Who the credentials of this call belong to: set by the HTTP auth layer; stdio, and HTTP
     without a token, have one local user."""
     principal = _asgi_scope(ctx).get(PRINCIPAL_KEY)
     return principal if isinstance(principal, str) and principal else LOCAL_PRINCIPAL
 
 
-def client_info(ctx: Context[Any, Any]) -> ClientInfo:
+def client_info(ctx: RequestContext) -> ClientInfo:
     """Client identity from the MCP handshake and the transport (never from tool arguments)."""
     principal = principal_of(ctx)
     grants = _asgi_scope(ctx).get(GRANTS_KEY)
     scopes = tuple(grants) if isinstance(grants, tuple | list) else None
-    try:
-        params = ctx.session.client_params
-    except (AttributeError, ValueError, LookupError):
-        params = None
-    info = getattr(params, "client_info", None) if params is not None else None
+    params = ctx.session.client_params  # None when the client did not say who it is
+    info = params.client_info if params is not None else None
     return ClientInfo(
-        name=getattr(info, "name", None),
-        version=getattr(info, "version", None),
+        name=info.name if info is not None else None,
+        version=info.version if info is not None else None,
         principal=principal,
         scopes=scopes,
     )
@@ -231,6 +226,15 @@ def envelope_schema() -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class ContractTool:
+    """A tool as ``tools/list`` publishes it (``definition``) and what runs a call of it with the
+    raw JSON arguments."""
+
+    definition: Tool
+    call: Callable[[dict[str, Any], RequestContext], Awaitable[CallToolResult]]
+
+
 def make_tool(
     *,
     name: str,
@@ -241,15 +245,15 @@ def make_tool(
     annotations: ToolAnnotations,
     timeout: float,
     metrics: ToolMetrics | None = None,
-) -> Tool:
+) -> ContractTool:
     """An MCP tool whose published schemas come from the contract models. A call that outlives
     ``timeout`` seconds answers ``unavailable`` instead of waiting on the database for ever."""
 
-    async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
+    async def call(arguments: dict[str, Any], ctx: RequestContext) -> CallToolResult:
         with tool_call(metrics, name):
             return await run(arguments, ctx)
 
-    async def run(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
+    async def run(arguments: dict[str, Any], ctx: RequestContext) -> CallToolResult:
         unsafe = unsafe_values(arguments)
         if unsafe:
             return envelope_result(_failure(invalid_arguments(unsafe)))
@@ -283,15 +287,45 @@ def make_tool(
             return internal_failure(name)
         return envelope_result({"ok": True, "data": data.model_dump(mode="json", exclude_none=True)})
 
-    output_schema = envelope_schema()
-    return Tool(
-        fn=call,
+    definition = Tool(
         name=name,
         title=title,
         description=description,
-        parameters=compact_schema(request_model.model_json_schema()),
-        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=output_schema),
-        is_async=True,
-        context_kwarg="ctx",
+        input_schema=compact_schema(request_model.model_json_schema()),
+        output_schema=envelope_schema(),
         annotations=annotations,
     )
+    return ContractTool(definition=definition, call=call)
+
+
+class ToolSet:
+    """The handlers of ``tools/list`` and ``tools/call`` for the low-level server. An unknown tool,
+    and a failure that escapes a tool, answer with a plain-text ``isError`` result, not the
+    envelope: no tool answered. The texts are the ones the SDK's ``MCPServer`` gives, so a client
+    sees the same whichever of the SDK's servers serves the tools."""
+
+    def __init__(self, tools: Sequence[ContractTool]) -> None:
+        self.tools = {tool.definition.name: tool for tool in tools}
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """A tool's input schema by name, for the SDK's check of ``Mcp-Param-*`` HTTP headers."""
+        tool = self.tools.get(name)
+        return tool.definition.input_schema if tool is not None else None
+
+    async def list_tools(self, ctx: RequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
+        return ListToolsResult(tools=[tool.definition for tool in self.tools.values()])
+
+    async def call_tool(self, ctx: RequestContext, params: CallToolRequestParams) -> CallToolResult:
+        tool = self.tools.get(params.name)
+        if tool is None:
+            log.info("call of an unknown tool %r", params.name)
+            return _plain_error(f"Unknown tool: {params.name}")
+        try:
+            return await tool.call(params.arguments or {}, ctx)
+        except Exception:  # the tool answers every failure it expects with the envelope itself
+            log.exception("tool %s raised", params.name)
+            return _plain_error(f"Error executing tool {params.name}")
+
+
+def _plain_error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)

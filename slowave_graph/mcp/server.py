@@ -7,15 +7,30 @@ import hmac
 import logging
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp import MCPError, stdio_server
+from mcp.server import Server
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.types import (
+    INVALID_PARAMS,
+    GetPromptRequestParams,
+    GetPromptResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+)
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.config import Settings
-from slowave_graph.mcp.adapter import GRANTS_KEY, PRINCIPAL_KEY
+from slowave_graph.mcp.adapter import GRANTS_KEY, PRINCIPAL_KEY, RequestContext, ToolSet
 from slowave_graph.mcp.deadlines import BodyDeadline
 from slowave_graph.mcp.security import harden, is_loopback, transport_security
 from slowave_graph.mcp.tokens import Identity, TokensFile
@@ -27,22 +42,71 @@ log = logging.getLogger(__name__)
 HEALTH_TIMEOUT = 5.0
 
 
-def build_server(app: App) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(
-        name="slowave-graph",
+class MemoryServer(Server[Any]):
+    """The SDK's low-level server (the tools need it: mcp/adapter.py) with the stdio entry point
+    that ``serve --transport stdio`` runs."""
+
+    async def run_stdio_async(self) -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await self.run(read_stream, write_stream, self.create_initialization_options())
+
+
+def build_server(app: App) -> MemoryServer:
+    tools = ToolSet(build_tools(app.services, app.metrics, app.settings.tool_timeout))
+    server = MemoryServer(
+        "slowave-graph",
         title="slowave-graph memory",
         version=__version__,
         instructions=INSTRUCTIONS,
-        tools=build_tools(app.services, app.metrics, app.settings.tool_timeout),
-        log_level=app.settings.log_level.upper(),  # type: ignore[arg-type]
+        get_tool_input_schema=tools.input_schema,
+        on_list_tools=tools.list_tools,
+        on_call_tool=tools.call_tool,
+        # What the SDK's MCPServer serves for every server, answered the same way, so initialize
+        # and server/discover advertise the same capabilities: no prompts, no resources, and
+        # subscriptions/listen for clients that follow list changes (2026-07-28).
+        on_list_prompts=_no_prompts,
+        on_get_prompt=_unknown_prompt,
+        on_list_resources=_no_resources,
+        on_list_resource_templates=_no_resource_templates,
+        on_read_resource=_unknown_resource,
+        on_subscriptions_listen=ListenHandler(InMemorySubscriptionBus()),
     )
+    # seals the requestState of multi-round calls and refuses one it did not seal (as MCPServer does)
+    server.middleware.append(
+        RequestStateBoundary(RequestStateSecurity.ephemeral(), default_audience=server.name)
+    )
+    return server
 
-    @server.custom_route("/", methods=["GET"])
+
+async def _no_prompts(ctx: RequestContext, params: PaginatedRequestParams | None) -> ListPromptsResult:
+    return ListPromptsResult(prompts=[])
+
+
+async def _unknown_prompt(ctx: RequestContext, params: GetPromptRequestParams) -> GetPromptResult:
+    raise ValueError(f"Unknown prompt: {params.name}")
+
+
+async def _no_resources(ctx: RequestContext, params: PaginatedRequestParams | None) -> ListResourcesResult:
+    return ListResourcesResult(resources=[])
+
+
+async def _no_resource_templates(
+    ctx: RequestContext, params: PaginatedRequestParams | None
+) -> ListResourceTemplatesResult:
+    return ListResourceTemplatesResult(resource_templates=[])
+
+
+async def _unknown_resource(ctx: RequestContext, params: ReadResourceRequestParams) -> ReadResourceResult:
+    raise MCPError(code=INVALID_PARAMS, message=f"Unknown resource: {params.uri}", data={"uri": params.uri})
+
+
+def http_routes(app: App) -> list[Route]:
+    """The HTTP routes next to /mcp: the dashboard's landing, /health and /metrics."""
+
     async def root(request: Request) -> RedirectResponse:
         """A person who opens the server's address lands on the dashboard."""
         return RedirectResponse("/ui/")
 
-    @server.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> JSONResponse:
         try:  # answer within seconds: a load balancer must not wait out the tool calls' retry budget
             await asyncio.wait_for(app.db.run_read("server_components"), HEALTH_TIMEOUT)
@@ -59,7 +123,6 @@ def build_server(app: App) -> MCPServer[Any]:
             }
         )
 
-    @server.custom_route("/metrics", methods=["GET", "DELETE"])
     async def metrics(request: Request) -> JSONResponse:
         """Per-tool latency percentiles since start, split into embed / neo4j / python and by
         Neo4j statement, the garbage collector's pauses (when serve installed the monitor), and
@@ -75,7 +138,11 @@ def build_server(app: App) -> MCPServer[Any]:
             GC_PAUSES.reset()
         return JSONResponse(snapshot)
 
-    return server
+    return [
+        Route("/", endpoint=root, methods=["GET"]),
+        Route("/health", endpoint=health, methods=["GET"]),
+        Route("/metrics", endpoint=metrics, methods=["GET", "DELETE"]),
+    ]
 
 
 # The principal of the one token in SLOWAVE_AUTH_TOKEN: sessions opened with it stay its own when
@@ -134,7 +201,7 @@ def check_http_exposure(settings: Settings) -> str | None:
     return token
 
 
-def http_app(app: App, server: MCPServer[Any], tokens: dict[str, str] | None = None) -> ASGIApp:
+def http_app(app: App, server: Server[Any], tokens: dict[str, str] | None = None) -> ASGIApp:
     """Streamable HTTP at /mcp plus /health, behind the bearer token when one is configured, the
     Host/Origin check and the body limit. ``tokens`` (token → principal) replaces the configured
     token."""
@@ -149,6 +216,7 @@ def http_app(app: App, server: MCPServer[Any], tokens: dict[str, str] | None = N
         host=settings.http_host,
         max_request_body_size=settings.http_max_body,
         transport_security=transport_security(settings),
+        custom_starlette_routes=http_routes(app),
     )
     from slowave_graph.dashboard import build_dashboard
 

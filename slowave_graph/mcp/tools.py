@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import ToolAnnotations
 
 from slowave_graph.contract.activate import ActivateRequest
@@ -10,7 +9,7 @@ from slowave_graph.contract.commit import CommitRequest
 from slowave_graph.contract.feedback import FeedbackRequest
 from slowave_graph.contract.recall import RecallRequest
 from slowave_graph.contract.remember import RememberRequest
-from slowave_graph.mcp.adapter import make_tool
+from slowave_graph.mcp.adapter import ContractTool, make_tool
 from slowave_graph.services import Services
 from slowave_graph.telemetry import ToolMetrics
 
@@ -90,7 +89,7 @@ Committing an ended session only updates its outcome (operation "updated", alrea
 _WRITES = ToolAnnotations(destructive_hint=False, open_world_hint=False)
 
 
-def build_tools(services: Services, metrics: ToolMetrics | None, timeout: float) -> list[Tool]:
+def build_tools(services: Services, metrics: ToolMetrics | None, timeout: float) -> list[ContractTool]:
     """The five tools; a call that outlives ``timeout`` seconds answers ``unavailable``."""
     return [
         make_tool(
