@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Literal, TypeVar, Unpack, cast
 
 from neo4j import AsyncManagedTransaction
 
@@ -25,6 +25,56 @@ from slowave_graph.graph.errors import (
     UnknownSession,
 )
 from slowave_graph.graph.paging import Page
+from slowave_graph.graph.rows import (
+    ActivatedRow,
+    ActivateRetrievalParams,
+    AssociatedMemory,
+    CandidateContextRow,
+    ClosedSessionRow,
+    CloseParams,
+    CommitSessionRow,
+    ConceptLink,
+    ConceptWalkRow,
+    ContinuityOwner,
+    CoverageRow,
+    CursorRow,
+    EpisodeParams,
+    EvidenceRow,
+    ExperienceRow,
+    FeedbackContextRow,
+    FeedbackEvent,
+    FulltextHit,
+    GuardRow,
+    HitsRow,
+    JsonObject,
+    LearningChange,
+    MovedRow,
+    Neighbour,
+    PageExposure,
+    PageMemory,
+    ProcedureDetailsRow,
+    ProcedureExposure,
+    ProcedureHit,
+    ProcedureParams,
+    RecallRetrievalRow,
+    RecordedEvent,
+    RememberCallRow,
+    RememberItem,
+    RetireItem,
+    RetrievalParams,
+    ScopeScanRow,
+    ScopeStateRow,
+    SessionCallRow,
+    SessionForCommitRow,
+    SessionParams,
+    SessionReadRow,
+    StoredMemory,
+    TrajectoryStep,
+    VectorHit,
+    WalkedMemory,
+    WalkSeed,
+    WriteFeedbackRow,
+)
 
 # On Neo4j 5.26 a scope this small is searched exactly by scanning it; larger ones over-fetch.
 EXACT_SCAN_MAX = 5_000
@@ -45,6 +95,10 @@ def search_from(k: int) -> int:
     return 2 * k
 
 
+G = TypeVar("G", bound=GuardRow)
+H = TypeVar("H")
+
+
 @dataclass(frozen=True)
 class ScopeState:
     has_memories: bool
@@ -55,7 +109,7 @@ class ScopeState:
 
 @dataclass(frozen=True)
 class RecallSession:
-    task_context: dict[str, Any]
+    task_context: JsonObject
     has_procedures: bool  # False: the procedure search would find nothing
     has_learned: bool  # False: so would the experience lookup
 
@@ -80,10 +134,10 @@ class ServedPage:
 
 @dataclass(frozen=True)
 class FeedbackWrite:
-    recorded: list[dict[str, Any]]  # index, event_id, status
+    recorded: list[RecordedEvent]
     retired: list[str]
-    learning: list[dict[str, Any]]  # id, before, after
-    coverage: dict[str, Any]  # memory_ids, procedure_ids, complete
+    learning: list[LearningChange]
+    coverage: CoverageRow
     experience_pending: bool  # the retrieval waits to be moved into the experience index
 
 
@@ -91,23 +145,33 @@ class FeedbackWrite:
 class FeedbackDecision:
     """What a feedback call writes, decided against the retrieval it names."""
 
-    events: list[dict[str, Any]]
-    retire: list[dict[str, Any]]
+    events: list[FeedbackEvent]
+    retire: list[RetireItem]
     declare_complete: bool
 
 
 @dataclass(frozen=True)
 class SearchRows:
-    vector: list[dict[str, Any]]
-    fulltext: list[dict[str, Any]]
+    vector: list[VectorHit]
+    fulltext: list[FulltextHit]
     truncated: bool  # some search returned as many rows as it was allowed to
 
 
 @dataclass(frozen=True)
 class CandidateContext:
-    neighbours: list[dict[str, Any]]  # {id, neighbour, cosine}
-    walked: list[dict[str, Any]]  # {id, walk, paths: [{key, name, share, seeds}], similarities, …}
-    associations: list[dict[str, Any]]  # {id, links: [{seed, strength}], content, type, …}
+    neighbours: list[Neighbour]
+    walked: list[WalkedMemory]
+    associations: list[AssociatedMemory]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitOutcome:
+    """What a commit did (commit_session)."""
+
+    episodes_formed: int
+    episode_id: str | None
+    procedure_id: str | None
+    was_open: bool  # this call closed the session (else it only updated an ended one)
 
 
 @dataclass(frozen=True)
@@ -138,17 +202,20 @@ class GraphRepository:
     # ------------------------------------------------------------------ sessions
     async def _guard_session(
         self, tx: AsyncManagedTransaction, session_id: str, scope: str, now: datetime, principal: str
-    ) -> dict[str, Any]:
+    ) -> SessionCallRow:
         """The session must exist, be the principal's, belong to ``scope`` and be open (idle ones
         are closed here)."""
-        found = await rows(
-            tx,
-            self.db.q("session_for_call"),
-            session_id=session_id,
-            principal=principal,
-            scope=scope,
-            now=now,
-            idle_before=now - timedelta(seconds=self.idle_timeout),
+        found = cast(
+            list[SessionCallRow],
+            await rows(
+                tx,
+                self.db.q("session_for_call"),
+                session_id=session_id,
+                principal=principal,
+                scope=scope,
+                now=now,
+                idle_before=now - timedelta(seconds=self.idle_timeout),
+            ),
         )
         return _guarded(found[0] if found else None, session_id, scope)
 
@@ -160,32 +227,35 @@ class GraphRepository:
         session_id: str,
         scope: str,
         scope_token: str,
-        items: list[dict[str, Any]],
+        items: list[RememberItem],
         client_name: str | None,
         client_version: str | None,
         principal: str,
-        concept_links: list[dict[str, Any]],
+        concept_links: list[ConceptLink],
         concepts_version: int,
         now: datetime,
-    ) -> list[dict[str, Any]]:
+    ) -> list[StoredMemory]:
         """Store claims of one call in one statement (remember_call: guard and write, idempotent
         on ``call_id``); a row per item, in item order. Concurrent calls of other sessions share
         the commit (``Database.run_grouped_write``)."""
-        found = await self.db.run_grouped_write(
-            "remember_call",
-            session_id,
-            call_id=call_id,
-            session_id=session_id,
-            principal=principal,
-            scope=scope,
-            scope_token=scope_token,
-            items=items,
-            client_name=client_name,
-            client_version=client_version,
-            concept_links=concept_links,
-            concepts_version=concepts_version,
-            now=now,
-            idle_before=now - timedelta(seconds=self.idle_timeout),
+        found = cast(
+            list[RememberCallRow],
+            await self.db.run_grouped_write(
+                "remember_call",
+                session_id,
+                call_id=call_id,
+                session_id=session_id,
+                principal=principal,
+                scope=scope,
+                scope_token=scope_token,
+                items=items,
+                client_name=client_name,
+                client_version=client_version,
+                concept_links=concept_links,
+                concepts_version=concepts_version,
+                now=now,
+                idle_before=now - timedelta(seconds=self.idle_timeout),
+            ),
         )
         _guarded(found[0] if found else None, session_id, scope)
         written = list(found[0]["written"] or [])
@@ -200,17 +270,20 @@ class GraphRepository:
         """A session's stored task_context, checked as the guard would, without writing: the
         write that follows re-guards under the lock. A session the guard would refuse goes through
         the guard itself, which raises its error (and closes a session found idle)."""
-        found = await self.db.run_read(
-            "session_for_read",
-            session_id=session_id,
-            principal=principal,
-            scope=scope,
-            idle_before=now - timedelta(seconds=self.idle_timeout),
+        found = cast(
+            list[SessionReadRow],
+            await self.db.run_read(
+                "session_for_read",
+                session_id=session_id,
+                principal=principal,
+                scope=scope,
+                idle_before=now - timedelta(seconds=self.idle_timeout),
+            ),
         )
         row = found[0] if found else None
         if row is None or row["scope"] != scope or row["status"] != "open" or row["expired"]:
 
-            async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
+            async def work(tx: AsyncManagedTransaction) -> SessionCallRow:
                 return await self._guard_session(tx, session_id, scope, now, principal)
 
             guarded = await self.db.write(work)  # a race the guard let through: search everything
@@ -225,12 +298,12 @@ class GraphRepository:
         self,
         tx: AsyncManagedTransaction,
         session_id: str,
-        guarded: dict[str, Any],
-        update: dict[str, Any] | None,
-        merge: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None,
-    ) -> dict[str, Any]:
+        guarded: SessionCallRow,
+        update: JsonObject | None,
+        merge: Callable[[JsonObject, JsonObject], JsonObject] | None,
+    ) -> JsonObject:
         """The session's task_context with ``update`` merged in and stored (under the guard's lock)."""
-        context: dict[str, Any] = json.loads(guarded["task_context"] or "{}")
+        context: JsonObject = json.loads(guarded["task_context"] or "{}")
         if update and merge is not None:
             context = merge(context, update)
             await rows(tx, self.db.q("set_session_context"), session_id=session_id,
@@ -238,18 +311,23 @@ class GraphRepository:
         return context
 
     async def close_idle_sessions(self, *, now: datetime, closer: str, limit: int = 500) -> list[str]:
-        found = await self.db.run_write(
-            "close_idle_sessions",
-            now=now,
-            idle_before=now - timedelta(seconds=self.idle_timeout),
-            closer=closer,
-            limit=limit,
+        found = cast(
+            list[ClosedSessionRow],
+            await self.db.run_write(
+                "close_idle_sessions",
+                now=now,
+                idle_before=now - timedelta(seconds=self.idle_timeout),
+                closer=closer,
+                limit=limit,
+            ),
         )
         return [str(r["session_id"]) for r in found]
 
     # ------------------------------------------------------------------ activation
     async def scope_state(self, scope: str, norm_key: str) -> ScopeState:
-        found = await self.db.run_read("scope_state", scope=scope, norm_key=norm_key)
+        found = cast(
+            list[ScopeStateRow], await self.db.run_read("scope_state", scope=scope, norm_key=norm_key)
+        )
         row = found[0]
         return ScopeState(
             bool(row["has_memories"]),
@@ -258,16 +336,23 @@ class GraphRepository:
             list(row["variants"]),
         )
 
-    async def continuity_owner(self, continuity_id: str) -> dict[str, Any] | None:
+    async def continuity_owner(self, continuity_id: str) -> ContinuityOwner | None:
         """The continuity line's scope, principal and client name (None: unknown line)."""
-        found = await self.db.run_read("continuity_scope", continuity_id=continuity_id)
-        return dict(found[0]) if found else None
+        found = cast(
+            list[ContinuityOwner], await self.db.run_read("continuity_scope", continuity_id=continuity_id)
+        )
+        return found[0] if found else None
 
-    async def activate(self, session: dict[str, Any], retrieval: dict[str, Any]) -> dict[str, Any] | None:
+    async def activate(
+        self, session: SessionParams, retrieval: ActivateRetrievalParams
+    ) -> ActivatedRow | None:
         """Open the session and freeze its first retrieval: one statement, one round trip
         (activate_session, idempotent on the retrieval id). None (and nothing written) if the
         continuity line was not usable."""
-        found = await self.db.run_idempotent_write("activate_session", **{**session, **retrieval})
+        found = cast(
+            list[ActivatedRow],
+            await self.db.run_idempotent_write("activate_session", **{**session, **retrieval}),
+        )
         return found[0] if found and found[0]["session_id"] is not None else None
 
     async def create_retrieval(
@@ -277,23 +362,26 @@ class GraphRepository:
         scope: str,
         now: datetime,
         principal: str,
-        context_update: dict[str, Any] | None = None,
-        merge: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None,
-        **retrieval: Any,
+        context_update: JsonObject | None = None,
+        merge: Callable[[JsonObject, JsonObject], JsonObject] | None = None,
+        **retrieval: Unpack[RetrievalParams],
     ) -> None:
         """Freeze a recall's catalog for an open session (guarded again under its lock) and merge
         the call's task_context into the session in the same transaction: a failed recall leaves
         the session as it was. Without a task_context to merge, guard and freeze are one statement
         (recall_retrieval, idempotent on the retrieval id)."""
         if not context_update:
-            found = await self.db.run_idempotent_write(
-                "recall_retrieval",
-                session_id=session_id,
-                principal=principal,
-                scope=scope,
-                now=now,
-                idle_before=now - timedelta(seconds=self.idle_timeout),
-                **retrieval,
+            found = cast(
+                list[RecallRetrievalRow],
+                await self.db.run_idempotent_write(
+                    "recall_retrieval",
+                    session_id=session_id,
+                    principal=principal,
+                    scope=scope,
+                    now=now,
+                    idle_before=now - timedelta(seconds=self.idle_timeout),
+                    **retrieval,
+                ),
             )
             _guarded(found[0] if found and found[0]["scope"] is not None else None, session_id, scope)
             return
@@ -322,7 +410,10 @@ class GraphRepository:
         """Serve the page a cursor points to: bound to its session and scope, identical on replay."""
 
         async def work(tx: AsyncManagedTransaction) -> ServedPage:
-            found = await rows(tx, self.db.q("cursor_for_call"), cursor_id=cursor_id, principal=principal)
+            found = cast(
+                list[CursorRow],
+                await rows(tx, self.db.q("cursor_for_call"), cursor_id=cursor_id, principal=principal),
+            )
             if not found:
                 raise CursorRefused("unknown")
             cur = found[0]
@@ -342,16 +433,20 @@ class GraphRepository:
                 raise CursorRefused("past_end")
             page = pages[number - 1]
             next_id = next_cursor(cur["retrieval_id"], number + 1) if number < len(pages) else None
+            page_memories: list[PageExposure] = [
+                {"id": ids[i], "rank": i + 1, "pathway": pathways[i], "association": why[i] or None}
+                for i in page.memories
+            ]
+            page_procedures: list[ProcedureExposure] = [
+                {"id": procedures[i], "rank": i + 1} for i in page.procedures
+            ]
             await rows(
                 tx,
                 self.db.q("expose_page"),
                 retrieval_id=cur["retrieval_id"],
                 page=number,
-                page_memories=[
-                    {"id": ids[i], "rank": i + 1, "pathway": pathways[i], "association": why[i] or None}
-                    for i in page.memories
-                ],
-                page_procedures=[{"id": procedures[i], "rank": i + 1} for i in page.procedures],
+                page_memories=page_memories,
+                page_procedures=page_procedures,
                 next_cursor_id=next_id,
                 now=now,
             )
@@ -375,16 +470,18 @@ class GraphRepository:
 
         return await self.db.write(work)
 
-    async def memories_by_id(self, ids: list[str]) -> list[dict[str, Any]]:
-        return await self.db.run_read("memories_for_page", ids=ids) if ids else []
+    async def memories_by_id(self, ids: list[str]) -> list[PageMemory]:
+        return cast(list[PageMemory], await self.db.run_read("memories_for_page", ids=ids)) if ids else []
 
-    async def evidence_for_memories(self, ids: list[str], limit: int) -> list[dict[str, Any]]:
-        return await self.db.run_read("evidence_for_memories", ids=ids, limit=limit) if ids else []
+    async def evidence_for_memories(self, ids: list[str], limit: int) -> list[EvidenceRow]:
+        if not ids:
+            return []
+        return cast(list[EvidenceRow], await self.db.run_read("evidence_for_memories", ids=ids, limit=limit))
 
     async def search_procedures(
         self, *, scope: str, embeddings: list[list[float]], floor: float, k: int
-    ) -> list[dict[str, Any]]:
-        return await self.db.run_read(
+    ) -> list[ProcedureHit]:
+        found = await self.db.run_read(
             "procedure_search_filtered" if self._filtered(self.vector_strategy) else "procedure_search",
             scope=scope,
             embeddings=embeddings,
@@ -392,9 +489,14 @@ class GraphRepository:
             k=k,
             search_from=search_from(k),
         )
+        return cast(list[ProcedureHit], found)
 
-    async def procedure_details(self, ids: list[str]) -> list[dict[str, Any]]:
-        return await self.db.run_read("procedure_details", ids=ids) if ids else []
+    async def procedure_details(self, ids: list[str]) -> list[ProcedureDetailsRow]:
+        return (
+            cast(list[ProcedureDetailsRow], await self.db.run_read("procedure_details", ids=ids))
+            if ids
+            else []
+        )
 
     # ------------------------------------------------------------------ search
     async def search_direct(
@@ -406,14 +508,13 @@ class GraphRepository:
         connections: the call costs the slower of them, not their sum.
         """
 
-        async def fulltext_hits() -> list[dict[str, Any]]:
+        async def fulltext_hits() -> list[FulltextHit]:
             if lucene is None:
                 return []
-            return hits(
-                await self.db.run_read(
-                    "fulltext_search", scope=scope, lucene=lucene, k=k, embeddings=embeddings
-                )
+            found = await self.db.run_read(
+                "fulltext_search", scope=scope, lucene=lucene, k=k, embeddings=embeddings
             )
+            return hits(cast(list[HitsRow[FulltextHit]], found))
 
         (vector, vector_truncated), fulltext = await asyncio.gather(
             self._vector_search(scope, embeddings, k), fulltext_hits()
@@ -422,32 +523,32 @@ class GraphRepository:
 
     async def _vector_search(
         self, scope: str, embeddings: list[list[float]], k: int
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[VectorHit], bool]:
         strategy = self.vector_strategy
         if self._filtered(strategy):  # one statement: an auto-commit read
-            found = hits(
-                await self.db.run_read(
-                    "vector_search_filtered",
-                    scope=scope,
-                    embeddings=embeddings,
-                    k=k,
-                    search_from=search_from(k),
-                )
+            searched = await self.db.run_read(
+                "vector_search_filtered",
+                scope=scope,
+                embeddings=embeddings,
+                k=k,
+                search_from=search_from(k),
             )
+            found = hits(cast(list[HitsRow[VectorHit]], searched))
             return found, _any_query_full(found, len(embeddings), k)
         # 5.26: a scope up to EXACT_SCAN_MAX is scanned in one read, which also sizes a larger one
         scan_max = {"auto": EXACT_SCAN_MAX, "scan": SCAN_ALL}.get(strategy, -1)
-        sized = (
+        sized = cast(
+            list[ScopeScanRow],
             await self.db.run_read(
                 "vector_scan_scope", scope=scope, embeddings=embeddings, k=k, scan_max=scan_max
-            )
+            ),
         )[0]
         if int(sized["live"]) <= scan_max:
             found = hits([sized])
             return found, _any_query_full(found, len(embeddings), k)
-        return await self._overfetch(
-            scope, embeddings, k, int(sized["scope_count"]), int(sized["total_count"])
-        )
+        scope_count = sized["scope_count"]
+        assert scope_count is not None  # counted for a scope too large to scan
+        return await self._overfetch(scope, embeddings, k, int(scope_count), int(sized["total_count"]))
 
     def _filtered(self, strategy: VectorStrategy) -> bool:
         server = self.db.server
@@ -457,18 +558,17 @@ class GraphRepository:
 
     async def _overfetch(
         self, scope: str, embeddings: list[list[float]], k: int, scope_count: int, total: int
-    ) -> tuple[list[dict[str, Any]], bool]:
+    ) -> tuple[list[VectorHit], bool]:
         """Neo4j 5.26, a scope too large to scan: nearest neighbours from the global index, kept
         if they are the scope's, widened until every query vector has k or the index is read.
         Each attempt is an auto-commit read: the sizes only choose how far to fetch."""
         # Expect k hits of this scope among k * total / scope_count neighbours; twice that.
         fetch = min(total, max(k, math.ceil(2 * k * total / max(scope_count, 1))))
         while True:
-            found = hits(
-                await self.db.run_read(
-                    "vector_search_overfetch", scope=scope, embeddings=embeddings, k=k, fetch=fetch
-                )
+            fetched = await self.db.run_read(
+                "vector_search_overfetch", scope=scope, embeddings=embeddings, k=k, fetch=fetch
             )
+            found = hits(cast(list[HitsRow[VectorHit]], fetched))
             short = _any_query_short(found, len(embeddings), k)
             exhausted = fetch >= total
             if not short or exhausted or fetch >= OVERFETCH_MAX:
@@ -483,7 +583,7 @@ class GraphRepository:
         context_ids: list[str],
         pool_ids: list[str],
         associate_ids: list[str],
-        seeds: list[dict[str, Any]],
+        seeds: list[WalkSeed],
         embeddings: list[list[float]],
         now: datetime,
         walk: WalkLimits,
@@ -494,25 +594,25 @@ class GraphRepository:
         (candidate_context), and the walk over concepts from the seeds (concept_walk): two
         independent reads at the same time, each on its own pooled connection."""
 
-        async def around() -> list[dict[str, Any]]:
+        async def around() -> list[CandidateContextRow]:
             if not (context_ids or associate_ids):
                 return []
-            return await self.db.run_read(
+            return cast(list[CandidateContextRow], await self.db.run_read(
                 "candidate_context", scope=scope, context_ids=context_ids, associate_ids=associate_ids,
                 embeddings=embeddings, now=now, min_strength=min_strength, half_life_days=half_life_days,
-            )  # fmt: skip
+            ))  # fmt: skip
 
-        async def walked() -> list[dict[str, Any]]:
+        async def walked() -> list[ConceptWalkRow]:
             if not seeds:
                 return []
-            return await self.db.run_read(
+            return cast(list[ConceptWalkRow], await self.db.run_read(
                 "concept_walk", scope=scope, seeds=seeds, pool_ids=pool_ids, embeddings=embeddings,
                 concept_fanout=walk.concept_fanout, walk_k=walk.walk_k, outside_k=walk.outside_k,
                 hub_share=walk.hub_share, hub_max=walk.hub_max,
-            )  # fmt: skip
+            ))  # fmt: skip
 
         context, reached = await asyncio.gather(around(), walked())
-        row = context[0] if context else {"neighbours": [], "associations": []}
+        row: CandidateContextRow = context[0] if context else {"neighbours": [], "associations": []}
         return CandidateContext(
             list(row["neighbours"]),
             list(reached[0]["walked"]) if reached else [],
@@ -521,13 +621,15 @@ class GraphRepository:
 
     async def experience(
         self, *, scope: str, embeddings: list[list[float]], min_similarity: float, k: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[ExperienceRow]:
         """Effective assessments from the past retrievals of this scope most similar to the cues:
         through the retrieval vector index where the server filters inside it, else a scan."""
         params = {"scope": scope, "embeddings": embeddings, "min_similarity": min_similarity, "k": k}
         if self._filtered(self.vector_strategy):
-            return await self.db.run_read("experience_search", **params, search_from=search_from(k))
-        return await self.db.run_read("experience", **params, window=EXPERIENCE_WINDOW)
+            found = await self.db.run_read("experience_search", **params, search_from=search_from(k))
+        else:
+            found = await self.db.run_read("experience", **params, window=EXPERIENCE_WINDOW)
+        return cast(list[ExperienceRow], found)
 
     # ------------------------------------------------------------------ feedback
     async def record_feedback(
@@ -536,7 +638,7 @@ class GraphRepository:
         retrieval_id: str,
         named_memory_ids: list[str],
         named_procedure_ids: list[str],
-        decide: Callable[[dict[str, Any] | None], FeedbackDecision],
+        decide: Callable[[FeedbackContextRow | None], FeedbackDecision],
         retrieval_quality: str | None,
         missing: list[str] | None,
         client_name: str | None,
@@ -550,10 +652,10 @@ class GraphRepository:
         coverage. Checking and writing together means the check holds for what is written."""
 
         async def work(tx: AsyncManagedTransaction) -> FeedbackWrite:
-            found = await rows(
+            found = cast(list[FeedbackContextRow], await rows(
                 tx, self.db.q("feedback_context"), retrieval_id=retrieval_id, principal=principal,
                 memory_ids=named_memory_ids, procedure_ids=named_procedure_ids,
-            )  # fmt: skip
+            ))  # fmt: skip
             decision = decide(found[0] if found else None)
             return await self._write_feedback(
                 tx, retrieval_id, decision, retrieval_quality, missing, client_name, client_version, now
@@ -568,7 +670,9 @@ class GraphRepository:
         """Moves up to ``limit`` retrievals that feedback marked experience_pending into the
         experience vector index, in one transaction; returns how many it took off the list (fewer
         than ``limit``: none are left). Idempotent, so one auto-commit statement."""
-        found = await self.db.run_idempotent_write("index_pending_experience", limit=limit)
+        found = cast(
+            list[MovedRow], await self.db.run_idempotent_write("index_pending_experience", limit=limit)
+        )
         return int(found[0]["moved"]) if found else 0
 
     async def _write_feedback(
@@ -588,64 +692,70 @@ class GraphRepository:
         memory_ids = sorted({e["target_id"] for e in accepted if e["target_kind"] == "memory"})
         procedure_ids = sorted({e["target_id"] for e in accepted if e["target_kind"] == "procedure"})
 
-        written = await rows(
+        written = cast(list[WriteFeedbackRow], await rows(
             tx, self.db.q("write_feedback"), retrieval_id=retrieval_id, events=events, retire=retire,
             memory_ids=memory_ids, procedure_ids=procedure_ids, learned=bool(memory_ids), now=now,
             client_name=client_name, client_version=client_version, retrieval_quality=retrieval_quality,
             missing=missing, declare_complete=decision.declare_complete,
-        )  # fmt: skip
+        ))  # fmt: skip
         row = written[0]
         return FeedbackWrite(
             list(row["recorded"]),
             list(row["retired"]),
             list(row["learning"]),
-            dict(row["coverage"]),
+            row["coverage"].copy(),
             bool(row["experience_pending"]),
         )
 
     # ------------------------------------------------------------------ commit
-    async def session_for_commit(self, session_id: str, principal: str) -> dict[str, Any] | None:
-        found = await self.db.run_read("session_for_commit", session_id=session_id, principal=principal)
+    async def session_for_commit(self, session_id: str, principal: str) -> SessionForCommitRow | None:
+        found = cast(
+            list[SessionForCommitRow],
+            await self.db.run_read("session_for_commit", session_id=session_id, principal=principal),
+        )
         return found[0] if found else None
 
     async def commit(
         self,
         *,
         session_id: str,
-        trajectory: list[dict[str, Any]],
-        episode: dict[str, Any],
-        procedure: dict[str, Any] | None,
-        close: dict[str, Any],
+        trajectory: list[TrajectoryStep],
+        episode: EpisodeParams,
+        procedure: ProcedureParams | None,
+        close: CloseParams,
         client_name: str | None,
         client_version: str | None,
         principal: str,
         now: datetime,
-    ) -> dict[str, Any]:
+    ) -> CommitOutcome:
         """Preflight and close in one statement (commit_session): with feedback outstanding nothing
         is written. ``was_open`` tells whether this call closed the session (read under its lock)."""
 
-        async def work(tx: AsyncManagedTransaction) -> dict[str, Any]:
-            found = await rows(
+        async def work(tx: AsyncManagedTransaction) -> CommitOutcome:
+            found = cast(list[CommitSessionRow], await rows(
                 tx, self.db.q("commit_session"), session_id=session_id, principal=principal,
                 entries=trajectory, episode=episode, procedure=procedure, close=close,
                 client_name=client_name, client_version=client_version, now=now,
-            )  # fmt: skip
+            ))  # fmt: skip
             if not found:
                 raise UnknownSession(session_id)
             row = found[0]
             if row["outstanding"]:
-                raise FeedbackOutstanding(list(row["outstanding"]))
-            return {
-                "episodes_formed": int(row["formed"]),
-                "episode_id": row["episode_id"],
-                "procedure_id": row["procedure_id"],
-                "was_open": row["status_before"] == "open",
-            }
+                # FeedbackOutstanding (graph/errors.py) takes plain dicts
+                raise FeedbackOutstanding([dict(o) for o in row["outstanding"]])
+            formed = row["formed"]
+            assert formed is not None  # nothing was outstanding, so the writes ran
+            return CommitOutcome(
+                episodes_formed=int(formed),
+                episode_id=row["episode_id"],
+                procedure_id=row["procedure_id"],
+                was_open=row["status_before"] == "open",
+            )
 
         return await self.db.write(work)
 
 
-def _guarded(row: dict[str, Any] | None, session_id: str, scope: str) -> dict[str, Any]:
+def _guarded(row: G | None, session_id: str, scope: str) -> G:
     """The session row of a guard (touch_session), if the call may use the session."""
     if row is None:
         raise UnknownSession(session_id, opening=True)
@@ -656,21 +766,21 @@ def _guarded(row: dict[str, Any] | None, session_id: str, scope: str) -> dict[st
     return row
 
 
-def hits(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def hits(found: Sequence[HitsRow[H]]) -> list[H]:
     """The hits of a memory search: its single row's list (see retrieval.cypher)."""
     return list(found[0]["hits"]) if found else []
 
 
-def _per_query_counts(found: list[dict[str, Any]], queries: int) -> list[int]:
+def _per_query_counts(found: Sequence[VectorHit], queries: int) -> list[int]:
     counts = [0] * queries
     for row in found:
         counts[int(row["qi"])] += 1
     return counts
 
 
-def _any_query_full(found: list[dict[str, Any]], queries: int, k: int) -> bool:
+def _any_query_full(found: Sequence[VectorHit], queries: int, k: int) -> bool:
     return any(count >= k for count in _per_query_counts(found, queries))
 
 
-def _any_query_short(found: list[dict[str, Any]], queries: int, k: int) -> bool:
+def _any_query_short(found: Sequence[VectorHit], queries: int, k: int) -> bool:
     return any(count < k for count in _per_query_counts(found, queries))

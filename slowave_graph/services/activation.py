@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
-from datetime import datetime
-from typing import Any
 
 from slowave_graph.contract.activate import ActivateRequest, ActivateResult
 from slowave_graph.contract.common import Warning_
-from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.errors import invalid
-from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.graph.rows import ContinuityOwner
 from slowave_graph.services import text
-from slowave_graph.services.context import ClientInfo, new_id, resolved, utcnow
-from slowave_graph.services.ranking import DEFAULT_POLICY, RankingPolicy
+from slowave_graph.services.context import ClientInfo, new_id, resolved
 from slowave_graph.services.retrieval import (
     Catalog,
-    Retriever,
+    RetrievingService,
     accessible_field,
     compact_procedure,
     context_cue,
@@ -27,7 +22,7 @@ from slowave_graph.services.retrieval import (
 )
 
 
-def check_continuity(owner: dict[str, Any] | None, scope: str, client: ClientInfo) -> None:
+def check_continuity(owner: ContinuityOwner | None, scope: str, client: ClientInfo) -> None:
     """A continuity line continues only in its scope and for the client that started it (lines
     from before owners were recorded are anyone's)."""
     if owner is None:
@@ -40,19 +35,7 @@ def check_continuity(owner: dict[str, Any] | None, scope: str, client: ClientInf
         raise invalid("continuity_id belongs to a different client", "continuity_id")
 
 
-class ActivationService:
-    def __init__(
-        self,
-        repo: GraphRepository,
-        embedder: Embedder,
-        policy: RankingPolicy = DEFAULT_POLICY,
-        clock: Callable[[], datetime] = utcnow,
-    ) -> None:
-        self.repo = repo
-        self.policy = policy
-        self.clock = clock
-        self.retriever = Retriever(repo, embedder, policy, clock)
-
+class ActivationService(RetrievingService):
     async def activate(self, req: ActivateRequest, client: ClientInfo) -> ActivateResult:
         norm_key = text.scope_norm_key(req.scope)
         # The scope's state, the continuity check and the cue embeddings (CPU) overlap; embedding a

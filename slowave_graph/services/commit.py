@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from slowave_graph.contract.commit import CommitRequest, CommitResult, TrajectoryEntry
 from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.errors import invalid
 from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.graph.rows import ProcedureParams, TrajectoryStep
 from slowave_graph.services import text
 from slowave_graph.services.context import ClientInfo, utcnow
 from slowave_graph.services.retrieval import context_cue
@@ -29,17 +30,17 @@ LIFECYCLE_NARRATION = re.compile(
 )
 
 
-def task_entries(trajectory: list[TrajectoryEntry] | None) -> tuple[list[dict[str, Any]], int]:
+def task_entries(trajectory: list[TrajectoryEntry] | None) -> tuple[list[TrajectoryStep], int]:
     """The trajectory's task steps, numbered, and how many lifecycle steps were left out."""
     steps = trajectory or []
     kept = [e for e in steps if not LIFECYCLE_NARRATION.search(e.summary)]
-    entries = [
+    entries: list[TrajectoryStep] = [
         {"kind": e.kind, "summary": e.summary, "status": e.status, "position": i} for i, e in enumerate(kept)
     ]
     return entries, len(steps) - len(kept)
 
 
-def episode_details(req: CommitRequest, entries: list[dict[str, Any]]) -> str:
+def episode_details(req: CommitRequest, entries: list[TrajectoryStep]) -> str:
     """The episode's text after its first line, "Task: <the session's task>", which commit_session
     writes from the session it locks (so a commit without a procedure reads nothing first)."""
     lines = [
@@ -55,17 +56,15 @@ def episode_details(req: CommitRequest, entries: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+@dataclass
 class CommitService:
-    def __init__(
-        self, repo: GraphRepository, embedder: Embedder, clock: Callable[[], datetime] = utcnow
-    ) -> None:
-        self.repo = repo
-        self.embedder = embedder
-        self.clock = clock
+    repo: GraphRepository
+    embedder: Embedder
+    clock: Callable[[], datetime] = utcnow
 
     async def commit(self, req: CommitRequest, client: ClientInfo) -> CommitResult:
         entries, filtered = task_entries(req.trajectory)
-        procedure = None
+        procedure: ProcedureParams | None = None
         if req.procedure is not None:
             # its scope token needs the session's scope, and an unknown session costs no embedding
             session = await self.repo.session_for_commit(req.session_id, client.principal)
@@ -107,9 +106,9 @@ class CommitService:
             outcome=req.outcome,
             feedback_status="complete",
             verification_status=req.verification.status,
-            episodes_formed=written["episodes_formed"],
-            operation="closed" if written["was_open"] else "updated",
-            procedure_id=written["procedure_id"],
-            already_ended=not written["was_open"],
+            episodes_formed=written.episodes_formed,
+            operation="closed" if written.was_open else "updated",
+            procedure_id=written.procedure_id,
+            already_ended=not written.was_open,
             trajectory_lifecycle_filtered=filtered,
         )

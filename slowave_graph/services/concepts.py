@@ -27,12 +27,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
-import Stemmer
-
-from slowave_graph.services.text import STOPWORDS
+from slowave_graph.graph.rows import ConceptLink
+from slowave_graph.services.text import STOPWORDS, stem
 
 # Bump when extraction changes: memories extracted by an older version are extracted again by the
 # backfill (operator/concepts.py).
@@ -67,8 +65,6 @@ _TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?|[.!?;:()\[\]\"“”]")
 _BREAK = frozenset('.!?;:()[]"“”')
 _CONNECTORS = frozenset({"of", "de", "da", "van", "von", "the"})
 
-_stemmer = Stemmer.Stemmer("porter")
-
 
 @dataclass(frozen=True)
 class Concept:
@@ -76,11 +72,6 @@ class Concept:
     name: str
     kind: Literal["entity", "term"]
     weight: float
-
-
-@lru_cache(maxsize=131_072)
-def stem(word: str) -> str:
-    return str(_stemmer.stemWord(word)) or word  # Porter takes a lone "s" to nothing
 
 
 def _plain(token: str) -> str:
@@ -153,20 +144,18 @@ def extract(text: str, limit: int = MAX_CONCEPTS) -> list[Concept]:
     return found[:limit]
 
 
-def concept_links(memories: Sequence[tuple[str, str]]) -> list[dict[str, object]]:
+def concept_links(memories: Sequence[tuple[str, str]]) -> list[ConceptLink]:
     """The concepts of memories given as (scope, text), one row per concept of a scope with the
     memories that mention it (by their position), in the order the write statements take concept
     locks: by scope, then key (link_concepts in memory.cypher). A concept that some memory names
     as an entity is an entity, under that spelling."""
-    groups: dict[tuple[str, str], dict[str, object]] = {}
+    groups: dict[tuple[str, str], ConceptLink] = {}
     for position, (scope, text) in enumerate(memories):
         for c in extract(text):
             group = groups.setdefault(
                 (scope, c.key), {"scope": scope, "key": c.key, "name": c.name, "kind": c.kind, "mentions": []}
             )
             if c.kind == "entity" and group["kind"] != "entity":
-                group.update(name=c.name, kind="entity")
-            mentions = group["mentions"]
-            assert isinstance(mentions, list)
-            mentions.append({"position": position, "weight": c.weight})
+                group.update({"name": c.name, "kind": "entity"})
+            group["mentions"].append({"position": position, "weight": c.weight})
     return [groups[k] for k in sorted(groups)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from slowave_graph.services.text import query_terms, term_coverage
 
@@ -21,6 +21,14 @@ EXCERPT_VERSION = 1
 
 # A unit ends at a newline, or at . ! ? followed by whitespace.
 _BREAK = re.compile(r"(?<=[.!?])\s+|\n")
+
+
+class SourceExcerptSpans(TypedDict):
+    """provenance.source_excerpt as a plain mapping (contract.retrieval.SourceExcerpt validates it)."""
+
+    version: int
+    source_chars: int
+    source_spans: list[list[int]]  # [start, end) into the original
 
 
 @dataclass(frozen=True)
@@ -33,7 +41,7 @@ class Excerpt:
     def verbatim(self) -> bool:
         return not self.spans and len(self.content) == self.source_chars
 
-    def source_excerpt(self) -> dict[str, Any] | None:
+    def source_excerpt(self) -> SourceExcerptSpans | None:
         """provenance.source_excerpt, or None when the content is the source verbatim."""
         if self.verbatim:
             return None

@@ -6,7 +6,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from slowave_graph.contract.common import ErrorCode
 from slowave_graph.contract.feedback import (
@@ -31,6 +30,13 @@ from slowave_graph.errors import ServiceError, from_store, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.graph.errors import StoreRefusal
 from slowave_graph.graph.repository import FeedbackDecision, GraphRepository
+from slowave_graph.graph.rows import (
+    FeedbackContextRow,
+    FeedbackEvent,
+    LearningChange,
+    NamedMemory,
+    RetireItem,
+)
 from slowave_graph.services.context import ClientInfo, utcnow
 
 NEUTRAL_MEMORY = {"not_used", "unassessable", "irrelevant", "already_known"}
@@ -78,7 +84,7 @@ def _blank(value: str | None) -> bool:
 
 
 def memory_rejection(
-    entry: MemoryFeedbackEntry, ctx: dict[str, Any], memories: dict[str, dict[str, Any]]
+    entry: MemoryFeedbackEntry, ctx: FeedbackContextRow, memories: dict[str, NamedMemory]
 ) -> tuple[str, str] | None:
     """(reason, field) when this entry cannot be accepted, else None. The rules are checked in the
     reference contract's order, so a client sees the same first failing rule."""
@@ -133,7 +139,7 @@ def memory_rejection(
     return None
 
 
-def procedure_rejection(entry: ProcedureFeedbackEntry, ctx: dict[str, Any]) -> tuple[str, str] | None:
+def procedure_rejection(entry: ProcedureFeedbackEntry, ctx: FeedbackContextRow) -> tuple[str, str] | None:
     """As memory_rejection, for a procedure entry."""
     if entry.procedure_id not in ctx["exposed_procedures"]:
         return "target_not_exposed", "target_id"
@@ -156,20 +162,20 @@ def procedure_rejection(entry: ProcedureFeedbackEntry, ctx: dict[str, Any]) -> t
 
 @dataclass
 class _Plan:
-    events: list[dict[str, Any]]
+    events: list[FeedbackEvent]
     rejections: list[Rejection]
-    retire: list[dict[str, Any]]
+    retire: list[RetireItem]
     neutral: list[str]
 
 
-def plan_item(item: FeedbackItem, ctx: dict[str, Any]) -> _Plan:
+def plan_item(item: FeedbackItem, ctx: FeedbackContextRow) -> _Plan:
     """Decide, entry by entry, what is accepted and what is rejected (pure)."""
     memories = {m["id"]: m for m in ctx["memories"]}
     procedures = {p["id"]: p for p in ctx["procedures"]}
     plan = _Plan([], [], [], [])
 
     def add(
-        index: int, kind: str, target: str, props: dict[str, Any], problem: tuple[str, str] | None
+        index: int, kind: str, target: str, props: dict[str, str | None], problem: tuple[str, str] | None
     ) -> None:
         if problem is not None:
             reason, field = problem
@@ -219,10 +225,10 @@ def plan_item(item: FeedbackItem, ctx: dict[str, Any]) -> _Plan:
     return plan
 
 
+@dataclass
 class FeedbackService:
-    def __init__(self, repo: GraphRepository, clock: Callable[[], datetime] = utcnow) -> None:
-        self.repo = repo
-        self.clock = clock
+    repo: GraphRepository
+    clock: Callable[[], datetime] = utcnow
 
     async def feedback(
         self, req: FeedbackRequest, client: ClientInfo
@@ -254,7 +260,7 @@ class FeedbackService:
         procedure_ids = [p.procedure_id for p in item.procedure_feedback]
         planned: list[_Plan] = []
 
-        def decide(ctx: dict[str, Any] | None) -> FeedbackDecision:
+        def decide(ctx: FeedbackContextRow | None) -> FeedbackDecision:
             if ctx is None:
                 raise ServiceError(unknown, f"unknown retrieval_id {item.retrieval_id!r}", retryable=False)
             plan = plan_item(item, ctx)
@@ -303,7 +309,7 @@ class FeedbackService:
         )
 
 
-def _applied(learning: list[dict[str, Any]], neutral: list[str], retired: list[str]) -> Applied:
+def _applied(learning: list[LearningChange], neutral: list[str], retired: list[str]) -> Applied:
     strengthened: list[str] = []
     weakened: list[str] = []
     unchanged: list[str] = []

@@ -16,9 +16,20 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TypedDict
 
 from slowave_graph.config import GraphUse
+from slowave_graph.graph.rows import (
+    AssociatedMemory,
+    ExperienceRow,
+    FulltextHit,
+    Neighbour,
+    ProcedureHit,
+    VectorHit,
+    WalkedMemory,
+    WalkPath,
+    WalkSeed,
+)
 from slowave_graph.services.text import term_coverage
 from slowave_graph.services.timeframe import Window
 
@@ -129,6 +140,21 @@ def policy_for(candidate_k: int, graph: GraphUse = "full") -> RankingPolicy:
     return replace(DEFAULT_POLICY, candidate_k=candidate_k, graph=graph, version=version)
 
 
+class AssociationReason(TypedDict):
+    """Why an associated hit came (the catalog keeps it as JSON; contract.retrieval.Association)."""
+
+    via: str  # concept or co_use
+    concepts: list[str]
+    from_memory_id: str | None
+
+
+class RankedProcedure(ProcedureHit):
+    """A procedure_search row that rank_procedures admitted, with its applicability and score."""
+
+    z: float
+    score: float
+
+
 @dataclass
 class Candidate:
     """A memory found by at least one search, with what each search said about it."""
@@ -148,7 +174,7 @@ class Candidate:
     pathway: str = "direct"
     notes: dict[str, float] = field(default_factory=dict)
     # associated pathway: why it came — via concepts or co-use, from which direct hit
-    association: dict[str, Any] | None = None
+    association: AssociationReason | None = None
 
 
 Baselines = Sequence[tuple[float, float]]  # per cue: (mean, sd) of its unrelated cosines
@@ -172,7 +198,7 @@ def _best_z(cand: Candidate, baselines: Baselines | None) -> float:
 
 
 def merge_candidates(
-    vector_rows: Iterable[dict[str, object]], fulltext_rows: Iterable[dict[str, object]]
+    vector_rows: Iterable[VectorHit], fulltext_rows: Iterable[FulltextHit | ExperienceRow]
 ) -> dict[str, Candidate]:
     """Collapse rows of several searches into one candidate per memory, keeping the cosine to each
     cue: vector rows carry one (``qi``, ``cosine``), full-text rows all of them (``similarities``)."""
@@ -193,8 +219,9 @@ def merge_candidates(
             occurred = row.get("occurred_at")
             cand.occurred_at = float(occurred) if isinstance(occurred, int | float) else None
         per_cue: list[tuple[int, float]] = []
-        if row.get("cosine") is not None:
-            per_cue.append((int(_float(row.get("qi"), 0)), _float(row["cosine"], -1.0)))
+        vector_cosine = row.get("cosine")  # a vector hit's
+        if vector_cosine is not None:
+            per_cue.append((int(_float(row.get("qi"), 0)), _float(vector_cosine, -1.0)))
         similarities = row.get("similarities")
         if isinstance(similarities, list):
             per_cue.extend((i, _float(v, -1.0)) for i, v in enumerate(similarities))
@@ -202,8 +229,9 @@ def merge_candidates(
             cand.cosines[qi] = max(cand.cosines.get(qi, -1.0), cosine)
         if cand.cosines:
             cand.cosine = max(cand.cosines.values())
-        if row.get("bm25") is not None:
-            bm25 = _float(row["bm25"], 0.0)
+        bm25_score = row.get("bm25")  # a full-text hit's
+        if bm25_score is not None:
+            bm25 = _float(bm25_score, 0.0)
             cand.bm25 = bm25 if cand.bm25 is None else max(cand.bm25, bm25)
     return pool
 
@@ -212,7 +240,7 @@ _EXPERIENCE_VALUE = {("used", "helped"): 1.0, ("used", "no_effect"): 0.25, ("use
 
 
 def experience_scores(
-    rows: Iterable[dict[str, object]], policy: RankingPolicy = DEFAULT_POLICY, irrelevant_at: float = 0.9
+    rows: Iterable[ExperienceRow], policy: RankingPolicy = DEFAULT_POLICY, irrelevant_at: float = 0.9
 ) -> dict[str, float]:
     """Per memory: the strongest positive plus the strongest negative lesson of similar past
     questions (each weighted by how similar the past question is). An irrelevant mark counts only
@@ -234,7 +262,7 @@ def experience_scores(
     return {m: best.get(m, 0.0) + worst.get(m, 0.0) for m in set(best) | set(worst)}
 
 
-def suppressed(rows: Iterable[dict[str, object]]) -> set[str]:
+def suppressed(rows: Iterable[ExperienceRow]) -> set[str]:
     """Memories that feedback on a similar past question (every experience row is one) marked
     irrelevant: the graph stops leading to them for questions like it — an associated hit that did
     not fit is not offered again, and the walk no longer lifts it. Its direct ranking is left to
@@ -269,7 +297,7 @@ def fused_order(
     return [c.id for c in sorted(pool.values(), key=lambda c: (-fused(c), c.id))]
 
 
-def walk_seeds(order: Sequence[str], policy: RankingPolicy = DEFAULT_POLICY) -> list[dict[str, Any]]:
+def walk_seeds(order: Sequence[str], policy: RankingPolicy = DEFAULT_POLICY) -> list[WalkSeed]:
     """Where the walk starts: the best direct candidates, the first weighing most (1/rank,
     weights summing to 1)."""
     top = list(order[: policy.walk_seeds])
@@ -286,17 +314,17 @@ class Walk:
     ASSOCIATED strength from the seeds, weighted like them; ``co_use_from``: its strongest seed."""
 
     concept: dict[str, float] = field(default_factory=dict)
-    paths: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    paths: dict[str, list[WalkPath]] = field(default_factory=dict)
     co_use: dict[str, float] = field(default_factory=dict)
     co_use_from: dict[str, str] = field(default_factory=dict)
-    rows: dict[str, dict[str, Any]] = field(default_factory=dict)  # walked memories' fields
+    rows: dict[str, WalkedMemory] = field(default_factory=dict)  # walked memories' fields
     seeds: set[str] = field(default_factory=set)
 
 
 def walk_of(
-    walked: Iterable[dict[str, Any]],
-    associations: Iterable[dict[str, Any]],
-    seeds: Sequence[dict[str, Any]],
+    walked: Iterable[WalkedMemory],
+    associations: Iterable[AssociatedMemory],
+    seeds: Sequence[WalkSeed],
     policy: RankingPolicy = DEFAULT_POLICY,
     suppressed: Iterable[str] = (),
 ) -> Walk:
@@ -314,13 +342,13 @@ def walk_of(
             out.rows[memory_id] = row
     if policy.uses_associations:
         weight = {str(s["id"]): float(s["weight"]) for s in seeds}
-        for row in associations:
-            memory_id = str(row["id"])
+        for linked in associations:
+            memory_id = str(linked["id"])
             if memory_id in blocked:
                 continue
             links = [
                 (weight[str(link["seed"])], float(link["strength"]), str(link["seed"]))
-                for link in row["links"]
+                for link in linked["links"]
                 if str(link["seed"]) in weight
             ]
             if links:
@@ -346,7 +374,7 @@ def _standardised(values: dict[str, float], ids: Iterable[str]) -> dict[str, flo
 def admit_direct(
     pool: dict[str, Candidate],
     cue_terms: list[list[str]],
-    neighbours: Iterable[dict[str, object]] = (),
+    neighbours: Iterable[Neighbour] = (),
     policy: RankingPolicy = DEFAULT_POLICY,
     experience: dict[str, float] | None = None,
     windows: Iterable[Window] = (),
@@ -457,7 +485,7 @@ def _lifted_reaches(
 def admit_associated(
     direct: Sequence[Candidate],
     walk: Walk,
-    associations: Iterable[dict[str, Any]],
+    associations: Iterable[AssociatedMemory],
     policy: RankingPolicy = DEFAULT_POLICY,
     baselines: Baselines | None = None,
     pool: dict[str, Candidate] | None = None,
@@ -509,23 +537,23 @@ def admit_associated(
             }
             found[memory_id] = cand
     if policy.uses_associations:
-        for row in associations:
-            memory_id = str(row["id"])
-            links = [link for link in row["links"] if str(link["seed"]) in taken]
+        for linked in associations:
+            memory_id = str(linked["id"])
+            links = [link for link in linked["links"] if str(link["seed"]) in taken]
             if memory_id in taken or not links:
                 continue
             link = max(links, key=lambda x: (float(x["strength"]), str(x["seed"])))
             strength = float(link["strength"])
             if memory_id in found and (found[memory_id].strength or 0.0) >= strength:
                 continue
-            cand = _associated(row, strength)
+            cand = _associated(linked, strength)
             cand.association = {"via": "co_use", "concepts": [], "from_memory_id": str(link["seed"])}
             found[memory_id] = cand
     ordered = sorted(found.values(), key=lambda c: (-(c.strength or 0.0), c.id))
     return ordered[: policy.associated_max]
 
 
-def _associated(row: dict[str, Any], strength: float) -> Candidate:
+def _associated(row: WalkedMemory | AssociatedMemory, strength: float) -> Candidate:
     return Candidate(
         id=str(row["id"]),
         content=str(row["content"]),
@@ -544,26 +572,24 @@ def procedure_record(helped: int, harmed: int) -> float:
 
 
 def rank_procedures(
-    rows: Iterable[dict[str, Any]], policy: RankingPolicy = DEFAULT_POLICY, baselines: Baselines | None = None
-) -> list[dict[str, Any]]:
+    rows: Iterable[ProcedureHit], policy: RankingPolicy = DEFAULT_POLICY, baselines: Baselines | None = None
+) -> list[RankedProcedure]:
     """Applicable procedures, best first: applicability plus a bounded bonus for their record, so
     a proven procedure goes ahead of an equally applicable one that harmed."""
-    found = [dict(r) for r in rows]
+    found: list[tuple[float, ProcedureHit]] = []
+    for r in rows:
+        similarities = r.get("similarities") or [r["cosine"]]
+        found.append((max(calibrated(float(v), qi, baselines) for qi, v in enumerate(similarities)), r))
     if not found:
         return []
-    for r in found:
-        similarities = r.get("similarities") or [r["cosine"]]
-        r["z"] = max(calibrated(float(v), qi, baselines) for qi, v in enumerate(similarities))
-    best = max(float(r["z"]) for r in found)
-    admitted = [
-        r for r in found if r["z"] >= policy.procedure_floor and r["z"] >= best - policy.procedure_margin
-    ]
-    for r in admitted:
-        r["score"] = r["z"] + policy.procedure_record_weight * procedure_record(
-            int(r.get("helped") or 0), int(r.get("harmed") or 0)
-        )
+    best = max(z for z, _ in found)
+    admitted: list[RankedProcedure] = []
+    for z, r in found:
+        if z >= policy.procedure_floor and z >= best - policy.procedure_margin:
+            record = procedure_record(int(r.get("helped") or 0), int(r.get("harmed") or 0))
+            admitted.append({**r, "z": z, "score": z + policy.procedure_record_weight * record})
     admitted.sort(key=lambda r: (-r["score"], str(r["id"])))
-    return admitted  # paged like memories (services/paging.py)
+    return admitted  # paged like memories (graph/paging.py)
 
 
 def _float(value: object, default: float) -> float:

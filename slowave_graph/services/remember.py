@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from slowave_graph.contract.common import ErrorCode, parse_rfc3339
 from slowave_graph.contract.remember import (
@@ -19,6 +19,7 @@ from slowave_graph.errors import ServiceError
 from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.graph.errors import StoreRefusal
 from slowave_graph.graph.repository import GraphRepository
+from slowave_graph.graph.rows import MemoryClaim, RememberItem, StoredMemory
 from slowave_graph.services import text
 from slowave_graph.services.concepts import EXTRACTOR_VERSION, concept_links
 from slowave_graph.services.context import ClientInfo, new_id, utcnow
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 
 def memory_row(
     scope: str, content: str, type_: str, occurred_at: str | None, embedding: list[float]
-) -> dict[str, Any]:
+) -> MemoryClaim:
     """A claim as the write statements store it (remember_call, bulk_remember_memories): its
     duplicate key, hash, time and vector (its concepts go apart: ``concept_links``)."""
     return {
@@ -41,20 +42,18 @@ def memory_row(
     }
 
 
+@dataclass
 class RememberService:
-    def __init__(
-        self, repo: GraphRepository, embedder: Embedder, clock: Callable[[], datetime] = utcnow
-    ) -> None:
-        self.repo = repo
-        self.embedder = embedder
-        self.clock = clock
+    repo: GraphRepository
+    embedder: Embedder
+    clock: Callable[[], datetime] = utcnow
 
     async def remember(
         self, req: RememberRequest, client: ClientInfo
     ) -> RememberResult | RememberBatchResult:
         items = req.items()
         vectors = await self.embedder.aembed([item.content for item in items])
-        rows = [
+        rows: list[RememberItem] = [
             {"index": index, **memory_row(req.scope, item.content, item.type, item.occurred_at, vector)}
             for index, (item, vector) in enumerate(zip(items, vectors, strict=True))
         ]
@@ -73,7 +72,7 @@ class RememberService:
         )
 
     async def _write_memories(
-        self, req: RememberRequest, rows: list[dict[str, Any]], client: ClientInfo
+        self, req: RememberRequest, rows: list[RememberItem], client: ClientInfo
     ) -> list[RememberResult | ServiceError]:
         try:
             return [self._remembered(req, r) for r in await self._store(req, rows, client)]
@@ -97,8 +96,8 @@ class RememberService:
         return results
 
     async def _store(
-        self, req: RememberRequest, rows: list[dict[str, Any]], client: ClientInfo
-    ) -> list[dict[str, Any]]:
+        self, req: RememberRequest, rows: list[RememberItem], client: ClientInfo
+    ) -> list[StoredMemory]:
         return await self.repo.remember(
             call_id=new_id("rmc"),
             session_id=req.session_id,
@@ -114,7 +113,7 @@ class RememberService:
         )
 
     @staticmethod
-    def _remembered(req: RememberRequest, row: dict[str, Any]) -> RememberResult:
+    def _remembered(req: RememberRequest, row: StoredMemory) -> RememberResult:
         return RememberResult(
             stored=True,
             memory_id=row["memory_id"],

@@ -28,6 +28,7 @@ from slowave_graph.contract.retrieval import (
 from slowave_graph.embedding.embedder import Embedder, aembed_query
 from slowave_graph.graph.paging import Page, paginate
 from slowave_graph.graph.repository import GraphRepository, WalkLimits
+from slowave_graph.graph.rows import FrozenCatalog, JsonObject, PageExposure, PageMemory, ProcedureHit
 from slowave_graph.services import text, timeframe
 from slowave_graph.services.calibration import scale_for
 from slowave_graph.services.context import ClientInfo, cursor_id, new_id, resolved, unix, utcnow
@@ -35,6 +36,7 @@ from slowave_graph.services.excerpt import excerpt
 from slowave_graph.services.ranking import (
     DEFAULT_POLICY,
     Candidate,
+    RankedProcedure,
     RankingPolicy,
     admit_associated,
     admit_direct,
@@ -63,7 +65,7 @@ class Catalog:
     """A relevance-qualified result, ready to be frozen."""
 
     memories: list[Candidate]
-    procedures: list[dict[str, Any]]
+    procedures: list[RankedProcedure]
     truncated: bool
     page_size: int
     query_embedding: list[float] | None = None
@@ -78,7 +80,7 @@ class Catalog:
             [self.memories[i] for i in self.pages[number - 1].memories] if len(self.pages) >= number else []
         )
 
-    def page_procedures(self, number: int) -> list[dict[str, Any]]:
+    def page_procedures(self, number: int) -> list[RankedProcedure]:
         if len(self.pages) < number:
             return []
         return [self.procedures[i] for i in self.pages[number - 1].procedures]
@@ -91,7 +93,7 @@ class Catalog:
             [procedure_text(self.procedures[i]) for page in later for i in page.procedures],
         )
 
-    def freeze(self, retrieval_id: str) -> dict[str, Any]:
+    def freeze(self, retrieval_id: str) -> FrozenCatalog:
         """Parameters of create_retrieval for this catalog with page 1 served."""
         first = self.pages[0] if self.pages else Page([], [])
         whys = [association_text(c) for c in self.memories]
@@ -120,7 +122,7 @@ class Remaining:
     procedures: list[str]
 
 
-def procedure_text(row: dict[str, Any]) -> str:
+def procedure_text(row: ProcedureHit) -> str:
     """A procedure's text as the size hint counts it."""
     return f"{row.get('goal') or ''} {row.get('summary') or ''}"
 
@@ -136,7 +138,7 @@ def association_text(cand: Candidate) -> str:
     return json.dumps(cand.association, sort_keys=True) if cand.association else ""
 
 
-def page_item(catalog: list[Candidate], i: int) -> dict[str, Any]:
+def page_item(catalog: list[Candidate], i: int) -> PageExposure:
     """An exposure of a page: what was shown, where, by which pathway and why."""
     cand = catalog[i]
     return {
@@ -166,7 +168,7 @@ def memory_item(cand: Candidate, cue_terms: list[str]) -> MemoryItem:
     )
 
 
-def accessible_field(rest: Remaining) -> AccessibleField | dict[str, Any]:
+def accessible_field(rest: Remaining) -> AccessibleField | dict[str, object]:
     """Size hints about catalog items not yet served; never their content. ``kinds``: the pathway
     labels that remain, plus "procedure" when procedures remain."""
     if not rest.memories and not rest.procedures:
@@ -188,7 +190,7 @@ def caveats_of(caveats: list[str] | None, outcome: str | None, outcome_summary: 
     return out
 
 
-def compact_procedure(row: dict[str, Any]) -> CompactProcedure:
+def compact_procedure(row: ProcedureHit) -> CompactProcedure:
     return CompactProcedure(
         procedure_id=row["id"],
         goal=row["goal"],
@@ -199,7 +201,7 @@ def compact_procedure(row: dict[str, Any]) -> CompactProcedure:
     )
 
 
-def context_cue(context: dict[str, Any] | None) -> str:
+def context_cue(context: JsonObject | None) -> str:
     """Scalar values of a task_context as words for the lexical query."""
     if not context:
         return ""
@@ -219,7 +221,7 @@ def context_cue(context: dict[str, Any] | None) -> str:
     return " ".join(words)
 
 
-def merge_context(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+def merge_context(old: JsonObject, new: JsonObject) -> JsonObject:
     """Deep merge: new keys win, nested objects merge."""
     merged = dict(old)
     for key, value in new.items():
@@ -372,7 +374,9 @@ class Retriever:
         return out
 
 
-class RecallService:
+class RetrievingService:
+    """What activate and recall share: the store, the ranking policy, the clock and a Retriever."""
+
     def __init__(
         self,
         repo: GraphRepository,
@@ -385,6 +389,8 @@ class RecallService:
         self.clock = clock
         self.retriever = Retriever(repo, embedder, policy, clock)
 
+
+class RecallService(RetrievingService):
     async def recall(self, req: RecallRequest, client: ClientInfo) -> RecallResult:
         if req.continue_from is not None:
             return await self._continue(req, req.continue_from, client)
@@ -477,7 +483,7 @@ class RecallService:
         )
 
 
-def _candidate(row: dict[str, Any], pathway: str, association: str) -> Candidate:
+def _candidate(row: PageMemory, pathway: str, association: str) -> Candidate:
     return Candidate(
         id=row["id"],
         content=row["content"],
