@@ -6,16 +6,17 @@ from typing import Any
 
 from mcp import Client
 
-TOOL_NAMES = {"slowave_activate", "slowave_remember", "slowave_recall", "slowave_feedback", "slowave_commit"}
+from slowave_graph.demo import driver
+
+TOOL_NAMES = set(driver.TOOLS)
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """The envelope of one tool call (never a framework error)."""
     result = await client.call_tool(tool, arguments)
-    envelope = result.structured_content
-    assert isinstance(envelope, dict), result
-    # a refusal is an MCP error too (isError), with the envelope saying which
-    assert result.is_error is (envelope["ok"] is False), result
+    envelope = driver.checked_envelope(result)
+    # an envelope, and a refusal is an MCP error too (isError), with the envelope saying which
+    assert envelope is not None, result
     return envelope
 
 
@@ -38,51 +39,40 @@ def paths(err: dict[str, Any]) -> set[str]:
 
 
 async def activate(client: Client, scope: str, task: str = "Start work", **extra: Any) -> dict[str, Any]:
-    args = {"task": task, "initial_goal": extra.pop("initial_goal", task), "scope": scope, **extra}
-    return ok(await call(client, "slowave_activate", args))
+    return ok(await call(client, "slowave_activate", driver.activate_args(scope, task, **extra)))
 
 
 async def remember(
     client: Client, scope: str, session_id: str, content: str, type_: str = "fact", **extra: Any
 ) -> dict[str, Any]:
-    args = {"scope": scope, "session_id": session_id, "content": content, "type": type_, **extra}
+    args = driver.session_args(scope, session_id, content=content, type=type_, **extra)
     return ok(await call(client, "slowave_remember", args))
 
 
 async def recall(client: Client, scope: str, session_id: str, query: str, **extra: Any) -> dict[str, Any]:
-    args = {"scope": scope, "session_id": session_id, "query": query, **extra}
+    args = driver.session_args(scope, session_id, query=query, **extra)
     return ok(await call(client, "slowave_recall", args))
 
 
 async def settle(client: Client, result: dict[str, Any], assessment: str = "not_used") -> dict[str, Any]:
     """Assess everything a retrieval showed (same assessment) and declare coverage complete."""
-    args = {
-        "retrieval_id": result["retrieval_id"],
-        "memory_feedback": [
-            {"memory_id": m["memory_id"], "assessment": assessment} for m in result["memories"]
-        ],
-        "procedure_feedback": [
-            {"procedure_id": p["procedure_id"], "use": "not_used"} for p in result["procedures"]
-        ],
-        "coverage": "complete",
-    }
-    data = ok(await call(client, "slowave_feedback", args))
+    data = ok(await call(client, "slowave_feedback", driver.complete_feedback(result, assessment)))
     assert data["coverage"] == "complete" and data["rejected"] == [], data
     return data
 
 
 def commit_args(session_id: str, outcome: str = "success", **extra: Any) -> dict[str, Any]:
-    return {
-        "session_id": session_id,
-        "final_goal": extra.pop("final_goal", "Finish the task"),
-        "outcome": outcome,
-        "outcome_summary": extra.pop("outcome_summary", f"The task ended in {outcome}."),
-        "verification": extra.pop(
+    return driver.commit_args(
+        session_id,
+        extra.pop("final_goal", "Finish the task"),
+        outcome,
+        extra.pop("outcome_summary", f"The task ended in {outcome}."),
+        extra.pop(
             "verification",
             {"status": "verified", "summary": "Ran the checks.", "evidence_refs": ["pytest -q"]},
         ),
         **extra,
-    }
+    )
 
 
 async def commit(client: Client, session_id: str, outcome: str = "success", **extra: Any) -> dict[str, Any]:

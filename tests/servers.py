@@ -12,22 +12,17 @@ from pathlib import Path
 
 import httpx2
 import uvicorn
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 from starlette.types import ASGIApp
 
 from slowave_graph.bench.servers import server_fleet
+from slowave_graph.bench.servers import stdio_params as stdio_params  # re-exported for the transport tests
 from slowave_graph.neo4j_local.manager import free_port
 
 SERVER = [sys.executable, "-m", "slowave_graph"]
 CLIENT_INFO = Implementation(name="transport-test", version="9.9")
-
-
-def stdio_params(env: dict[str, str]) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "slowave_graph", "serve", "--transport", "stdio"], env=env
-    )
 
 
 @contextmanager

@@ -14,15 +14,16 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from slowave_graph.bench.load import TOOLS, Recorder, lifecycle, ms
+from slowave_graph.bench.load import lifecycle, ms
+from slowave_graph.bench.servers import server_env, stdio_params
 from slowave_graph.config import Settings
+from slowave_graph.demo.driver import TOOLS, Recorder
 from slowave_graph.neo4j_local.lease import ManagedLease
 from slowave_graph.neo4j_local.manager import free_port
 
@@ -39,19 +40,18 @@ class ConversationOptions:
 
 
 def conversation_env(settings: Settings, data_dir: Path, port: int, linger: int) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    env.update(settings.model_copy(update={"data_dir": data_dir, "neo4j_bolt_port": port}).managed_env())
-    env.update(SLOWAVE_NEO4J_LINGER=str(linger), SLOWAVE_LOG_LEVEL="WARNING")
-    return env
+    """A managed Neo4j of the run's own (none of the caller's NEO4J_ settings), lingering or not."""
+    own = settings.model_copy(update={"data_dir": data_dir, "neo4j_bolt_port": port}).managed_env()
+    return server_env(
+        settings, own, drop=("NEO4J_",), SLOWAVE_NEO4J_LINGER=str(linger), SLOWAVE_LOG_LEVEL="WARNING"
+    )
 
 
 async def conversation(env: dict[str, str], lifecycles: int, rng: random.Random) -> dict[str, Any]:
     """One stdio server spawned, ``lifecycles`` lifecycles, closed; timed from the spawn."""
-    from mcp import Client, StdioServerParameters
+    from mcp import Client
 
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "slowave_graph", "serve", "--transport", "stdio"], env=env
-    )
+    params = stdio_params(env)
     recorder = Recorder()
     started = time.perf_counter()
     async with Client(params) as client:

@@ -19,7 +19,6 @@ import secrets
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -30,12 +29,13 @@ import httpx2
 
 from slowave_graph import __version__
 from slowave_graph.app import App
-from slowave_graph.bench import synthetic
+from slowave_graph.bench import servers, synthetic
 from slowave_graph.bench.cpu import CpuMeter
 from slowave_graph.bench.mcp_http import LeanClient
 from slowave_graph.bench.metrics import percentiles
-from slowave_graph.bench.servers import server_fleet
 from slowave_graph.config import Settings
+from slowave_graph.demo import driver
+from slowave_graph.demo.driver import TOOLS, Recorder
 
 if TYPE_CHECKING:
     from slowave_graph.operator.bulk import BulkRecord
@@ -44,9 +44,6 @@ if TYPE_CHECKING:
 def ms(seconds: list[float]) -> dict[str, float]:
     """p50/p95/p99/mean in milliseconds."""
     return percentiles([s * 1000 for s in seconds])
-
-
-TOOLS = ("slowave_activate", "slowave_remember", "slowave_recall", "slowave_feedback", "slowave_commit")
 
 
 @dataclass
@@ -180,20 +177,14 @@ async def fill(
 
 
 def server_env(settings: Settings, port: int) -> dict[str, str]:
-    """``slowave-graph serve`` on the benchmark's Neo4j: the env the bench runs with, plus its
-    connection (external or the same managed Neo4j, shared through its lease)."""
-    env = dict(os.environ)
-    env.update(SLOWAVE_HTTP_PORT=str(port), SLOWAVE_LOG_LEVEL="WARNING")
-    if settings.neo4j_uri:
-        env.update(NEO4J_URI=settings.neo4j_uri, NEO4J_USER=settings.neo4j_user)
-        if settings.neo4j_password:
-            env["NEO4J_PASSWORD"] = settings.neo4j_password.get_secret_value()
-    else:  # the bench's flags (--data-dir, --neo4j-version, --bolt-port …) reach the server too
-        env.update(settings.managed_env())
-    env["SLOWAVE_CACHE_DIR"] = str(settings.cache_dir)  # the embedding models' cache as well
-    if settings.embedding_model:  # unset: the server follows the database's model
-        env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
-    return env
+    """``slowave-graph serve`` on the benchmark's Neo4j (external, or the same managed one shared
+    through its lease) with the env the bench runs with; the embedding models' cache as well."""
+    return servers.server_env(
+        settings,
+        SLOWAVE_HTTP_PORT=str(port),
+        SLOWAVE_LOG_LEVEL="WARNING",
+        SLOWAVE_CACHE_DIR=str(settings.cache_dir),
+    )
 
 
 def rss_mb(pid: int | None) -> float | None:
@@ -223,44 +214,22 @@ def neo4j_pid(bolt_port: int) -> int | None:
 # ------------------------------------------------------------------ clients
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.latency: dict[str, list[float]] = defaultdict(list)
-        self.errors: dict[str, int] = defaultdict(int)
-        self.calls = 0
-
-
 async def _call(client: Any, rec: Recorder, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
-    started = time.perf_counter()
     try:
-        result = await client.call_tool(tool, arguments)
+        answer = await rec.call(client, tool, arguments)
     except Exception as exc:  # transport failure: counted, the lifecycle stops
         rec.errors[f"{tool}:{type(exc).__name__}"] += 1
         return None
-    rec.latency[tool].append(time.perf_counter() - started)
-    rec.calls += 1
-    envelope = result.structured_content or {}
-    if not envelope.get("ok"):
-        code = (envelope.get("error") or {}).get("code", "unknown")
-        rec.errors[f"{tool}:{code}"] += 1
+    try:
+        return driver.data_of(tool, answer)
+    except driver.Refused as refused:
+        rec.errors[f"{tool}:{refused.code}"] += 1
         return None
-    data: dict[str, Any] = envelope["data"]
-    return data
 
 
 def _feedback(result: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """Plausible honest feedback on everything a retrieval exposed."""
-    return {
-        "retrieval_id": result["retrieval_id"],
-        "memory_feedback": [
-            {"memory_id": m["memory_id"], "assessment": rng.choice(["used", "not_used", "irrelevant"])}
-            for m in result["memories"]
-        ],
-        "procedure_feedback": [
-            {"procedure_id": p["procedure_id"], "use": "not_used"} for p in result["procedures"]
-        ],
-        "coverage": "complete",
-    }
+    return driver.complete_feedback(result, lambda _: rng.choice(["used", "not_used", "irrelevant"]))
 
 
 def remember_args(scope: str, session: str, rng: random.Random) -> dict[str, Any]:
@@ -269,36 +238,23 @@ def remember_args(scope: str, session: str, rng: random.Random) -> dict[str, Any
     # costs Neo4j no index writes. It comes from the OS, not from rng: a seeded tag repeated the
     # previous run's claims on a reused database, whose remembers then ran at 75-105/s against
     # ~50/s for new claims.
-    return {
-        "scope": scope,
-        "session_id": session,
-        "type": kind,
-        "content": f"{content} ({secrets.token_hex(5)})",
-    }
+    return driver.session_args(scope, session, type=kind, content=f"{content} ({secrets.token_hex(5)})")
 
 
 def commit_args(session: str, goal: str, outcome: str) -> dict[str, Any]:
-    return {
-        "session_id": session,
-        "final_goal": goal,
-        "outcome": outcome,
-        "outcome_summary": "load benchmark lifecycle",
-        "verification": {"status": "unverified", "summary": "synthetic", "evidence_refs": []},
-    }
+    unverified = {"status": "unverified", "summary": "synthetic", "evidence_refs": []}
+    return driver.commit_args(session, goal, outcome, "load benchmark lifecycle", unverified)
 
 
 async def lifecycle(client: Any, rec: Recorder, rng: random.Random, scope: str) -> bool:
     task = synthetic.question(rng)
-    act = await _call(client, rec, "slowave_activate", {"scope": scope, "task": task, "initial_goal": task})
+    act = await _call(client, rec, "slowave_activate", driver.activate_args(scope, task))
     if act is None:
         return False
     session = act["session_id"]
     remembered = await _call(client, rec, "slowave_remember", remember_args(scope, session, rng))
     found = await _call(
-        client,
-        rec,
-        "slowave_recall",
-        {"scope": scope, "session_id": session, "query": synthetic.question(rng)},
+        client, rec, "slowave_recall", driver.session_args(scope, session, query=synthetic.question(rng))
     )
     ok = remembered is not None and found is not None
     for shown in (act, found):
@@ -439,8 +395,7 @@ async def sequential_remembers(
     first = 0  # where the measured half's latencies start
     rng = random.Random(f"seq:{scope}")
     async with mcp_client(url, headers, "slowave-load-seq", client_kind) as client:
-        task = {"scope": scope, "task": "store notes", "initial_goal": "store notes"}
-        act = await _call(client, rec, "slowave_activate", task)
+        act = await _call(client, rec, "slowave_activate", driver.activate_args(scope, "store notes"))
         assert act is not None, f"activate failed: {dict(rec.errors)}"
         session = act["session_id"]
         for round_ in range(rounds):
@@ -563,7 +518,8 @@ async def run(
         plans = synthetic.scope_plan(size, options.prefix)
         entry: dict[str, Any] = {"size": size, "fill": filled, "phases": []}
         logs = Path(tempfile.mkdtemp(prefix="slowave-load-"))
-        with server_fleet(server_env(settings, options.port), 1, logs, ports=[options.port]) as (server,):
+        env = server_env(settings, options.port)
+        with servers.server_fleet(env, 1, logs, ports=[options.port]) as (server,):
             pids = {"server": server.proc.pid, "neo4j": neo4j_pid(bolt_port), "load_generator": os.getpid()}
             entry["warmup"] = await warm_up(url, headers, plans, options, pids)
             # every warm-up lifecycle remembers a memory: what the phases measured, not the fill target

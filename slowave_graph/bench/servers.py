@@ -1,4 +1,5 @@
-"""`slowave-graph serve` processes for the benchmarks (soak, load): start, wait until healthy, stop."""
+"""`slowave-graph serve` processes for the benchmarks (soak, load, conversations): their environment
+and command; over HTTP, start, wait until healthy, stop."""
 
 from __future__ import annotations
 
@@ -8,25 +9,57 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx2
 
 from slowave_graph.config import Settings
 from slowave_graph.neo4j_local.manager import free_port
 
+if TYPE_CHECKING:
+    from mcp import StdioServerParameters
 
-def server_env(settings: Settings, uri: str, user: str, password: str) -> dict[str, str]:
-    """Environment of a server process on the given Neo4j (keeps the caller's other settings)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "SLOWAVE_HTTP_"))}
-    env.update(
-        NEO4J_URI=uri, NEO4J_USER=user, NEO4J_PASSWORD=password, NEO4J_DATABASE=settings.neo4j_database
-    )
-    if settings.embedding_model:  # unset: the server follows the database's model
+
+def server_env(
+    settings: Settings, neo4j: Mapping[str, str] | None = None, drop: tuple[str, ...] = (), **extra: str
+) -> dict[str, str]:
+    """Environment of a server process: this process's own less the variables whose names start
+    with one of ``drop``, then its Neo4j (``neo4j``, else ``neo4j_env(settings)``), ``extra``, and
+    the embedding model when one is set (unset: the server follows the database's model)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env.update(neo4j_env(settings) if neo4j is None else neo4j)
+    env.update(extra)
+    if settings.embedding_model:
         env["SLOWAVE_EMBEDDING_MODEL"] = settings.embedding_model
     return env
+
+
+def neo4j_env(settings: Settings) -> dict[str, str]:
+    """How a server process reaches the Neo4j of ``settings``: an external one by its URI and
+    login; the managed one through its lease (the same directories, version and port; the caller's
+    flags such as --data-dir, --neo4j-version or --bolt-port reach the server too)."""
+    if not settings.neo4j_uri:
+        return settings.managed_env()
+    env = {"NEO4J_URI": settings.neo4j_uri, "NEO4J_USER": settings.neo4j_user}
+    if settings.neo4j_password:
+        env["NEO4J_PASSWORD"] = settings.neo4j_password.get_secret_value()
+    return env
+
+
+def serve_command(transport: str, *options: str) -> list[str]:
+    """`slowave-graph serve` by this interpreter: the installation the caller runs."""
+    return [sys.executable, "-m", "slowave_graph", "serve", "--transport", transport, *options]
+
+
+def stdio_params(env: dict[str, str]) -> StdioServerParameters:
+    """A stdio server, as an MCP client such as Claude Desktop spawns one per conversation."""
+    from mcp import StdioServerParameters
+
+    command, *args = serve_command("stdio")
+    return StdioServerParameters(command=command, args=args, env=env)
 
 
 @dataclass
@@ -85,16 +118,7 @@ def server_fleet(
             log = log_dir / f"server-{i}-{port}.log"
             with open(log, "wb") as handle:
                 proc = subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "slowave_graph",
-                        "serve",
-                        "--transport",
-                        "http",
-                        "--port",
-                        str(port),
-                    ],
+                    serve_command("http", "--port", str(port)),
                     stdout=handle,
                     stderr=subprocess.STDOUT,
                     env=env,

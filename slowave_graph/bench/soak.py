@@ -25,7 +25,7 @@ import random
 import re
 import time
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,10 +36,9 @@ from slowave_graph import __version__
 from slowave_graph.bench.metrics import percentiles
 from slowave_graph.bench.servers import server_env, server_fleet
 from slowave_graph.config import Settings
+from slowave_graph.demo import driver
+from slowave_graph.demo.driver import TOOLS, Recorder
 from slowave_graph.operator.audit import Acknowledged, Violation, audit, audit_acknowledged
-
-TOOLS = ("slowave_activate", "slowave_remember", "slowave_recall", "slowave_feedback", "slowave_commit")
-
 
 # --------------------------------------------------------------------------- corpus
 
@@ -115,11 +114,10 @@ def soak_scopes(run_id: str, clients: int) -> list[str]:
 
 
 @dataclass
-class SoakStats:
-    calls: int = 0
+class SoakStats(Recorder):
+    """The clients' calls (``errors``: "tool:code" of unexpected failures) and what they saw."""
+
     lifecycles: int = 0
-    latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    errors: Counter[str] = field(default_factory=Counter)  # "tool:code" of unexpected failures
     expected: Counter[str] = field(default_factory=Counter)  # deliberate or tolerated failures
     problems: list[str] = field(default_factory=list)  # correctness problems seen by clients
     rejections: Counter[str] = field(default_factory=Counter)  # feedback rejections by reason
@@ -174,21 +172,13 @@ class SoakClient:
         if self.cfg.abandon_on_stop and self.stop.is_set():
             raise CallFailed("stopped")
         while True:
-            started = time.perf_counter()
             try:
-                result = await self.client.call_tool(tool, arguments)
+                answer = await self.stats.call(self.client, tool, arguments)
             except Exception as exc:
                 self.stats.expected[f"{tool}:transport:{type(exc).__name__}"] += 1
                 raise TransportGone(str(exc)) from exc
-            self.stats.latency[tool].append(time.perf_counter() - started)
-            self.stats.calls += 1
-            envelope = result.structured_content
-            # an envelope, and MCP's isError saying the same as its ok (a framework error has neither)
-            if (
-                not isinstance(envelope, dict)
-                or not isinstance(envelope.get("ok"), bool)
-                or result.is_error == envelope["ok"]
-            ):
+            envelope = driver.checked_envelope(answer)
+            if envelope is None:
                 self.stats.errors[f"{tool}:no_envelope"] += 1
                 raise CallFailed(tool)
             if envelope["ok"]:
@@ -227,12 +217,9 @@ class SoakClient:
         rng = self.rng
         scope = rng.choice(self.scopes)
         topic = rng.choice(TOPICS)
-        args: dict[str, Any] = {
-            "task": f"{topic.task} (task {self.nonce()})",
-            "initial_goal": topic.task,
-            "scope": scope,
-            "page_size": rng.randint(2, 6),
-        }
+        args = driver.activate_args(
+            scope, f"{topic.task} (task {self.nonce()})", topic.task, page_size=rng.randint(2, 6)
+        )
         if scope in self.continuity and rng.random() < 0.3:
             args["continuity_id"] = self.continuity[scope]
         if rng.random() < 0.3:
@@ -245,7 +232,7 @@ class SoakClient:
         stored = await self.remember(scope, session, topic)
         found = await self.call(
             "slowave_recall",
-            {"scope": scope, "session_id": session, "query": topic.question, "page_size": rng.randint(1, 3)},
+            driver.session_args(scope, session, query=topic.question, page_size=rng.randint(1, 3)),
         )
         self.check_scope(scope, found["memories"])
         shown = [act, found]
@@ -265,13 +252,11 @@ class SoakClient:
         # an exact repeat (no nonce) races other clients storing the same claim in the scope
         contents = [tagged(c, scope, topic.key, None if rng.random() < 0.3 else self.nonce()) for c in claims]
         if len(contents) == 1 and rng.random() < 0.5:
-            item = {"scope": scope, "session_id": session, "content": contents[0], "type": "fact"}
+            item = driver.session_args(scope, session, content=contents[0], type="fact")
             results = [await self.call("slowave_remember", item)]
         else:
             batch = [{"content": c, "type": rng.choice(["fact", "decision", "lesson"])} for c in contents]
-            data = await self.call(
-                "slowave_remember", {"scope": scope, "session_id": session, "memories": batch}
-            )
+            data = await self.call("slowave_remember", driver.session_args(scope, session, memories=batch))
             results = []
             for row in data["results"]:
                 if not row["ok"]:
@@ -289,7 +274,7 @@ class SoakClient:
         return [r["memory_id"] for r in results]
 
     async def continue_page(self, scope: str, session: str, cursor: str) -> dict[str, Any]:
-        args = {"scope": scope, "session_id": session, "continue_from": cursor}
+        args = driver.session_args(scope, session, continue_from=cursor)
         page = await self.call("slowave_recall", args)
         replay = await self.call("slowave_recall", args)
         if [m["memory_id"] for m in page["memories"]] != [m["memory_id"] for m in replay["memories"]]:
@@ -334,13 +319,9 @@ class SoakClient:
     async def send_feedback(
         self, retrieval: str, entries: list[dict[str, Any]], procedures: list[dict[str, Any]], coverage: str
     ) -> None:
-        args = {
-            "retrieval_id": retrieval,
-            "memory_feedback": entries,
-            "procedure_feedback": procedures,
-            "coverage": coverage,
-        }
-        data = await self.call("slowave_feedback", args)
+        data = await self.call(
+            "slowave_feedback", driver.feedback_args(retrieval, entries, procedures, coverage)
+        )
         targets = [e["memory_id"] for e in entries] + [p["procedure_id"] for p in procedures]
         self.stats.acks.feedback.extend(
             {"event_id": e, "retrieval_id": retrieval, "targets": targets} for e in data["accepted_event_ids"]
@@ -364,14 +345,11 @@ class SoakClient:
     def commit_args(self, session: str, topic: Topic, procedure: bool = False) -> dict[str, Any]:
         rng = self.rng
         outcome = rng.choice(["success", "success", "partial", "failure"])
-        args: dict[str, Any] = {
-            "session_id": session,
-            "final_goal": topic.task,
-            "outcome": outcome,
-            "outcome_summary": f"Soak task on {topic.key} ended in {outcome}.",
-            "verification": {"status": "verified", "summary": "Checked by the soak client.",
-                             "evidence_refs": [f"soak:{self.cfg.run_id}"]},
-        }  # fmt: skip
+        checked = {"status": "verified", "summary": "Checked by the soak client.",
+                   "evidence_refs": [f"soak:{self.cfg.run_id}"]}  # fmt: skip
+        args = driver.commit_args(
+            session, topic.task, outcome, f"Soak task on {topic.key} ended in {outcome}.", checked
+        )
         if procedure:
             args["procedure"] = {
                 "summary": f"How the soak client handles {topic.key} tasks",
@@ -524,7 +502,10 @@ async def soak(settings: Settings, cfg: SoakConfig, servers: int, out: Path, kee
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with open_database(settings) as db:
         uri, user, password = await connection_of(settings, db)
-        with server_fleet(server_env(settings, uri, user, password), servers, out / "logs") as fleet:
+        login = {"NEO4J_URI": uri, "NEO4J_USER": user, "NEO4J_PASSWORD": password,
+                 "NEO4J_DATABASE": settings.neo4j_database}  # fmt: skip
+        env = server_env(settings, login, drop=("NEO4J_", "SLOWAVE_HTTP_"))
+        with server_fleet(env, servers, out / "logs") as fleet:
             started = time.perf_counter()
             stats = await run_clients([s.url for s in fleet], cfg, scopes, headers)
             wall = time.perf_counter() - started

@@ -13,6 +13,19 @@ from slowave_graph.commands import Common
 from slowave_graph.config import GRAPH_USES, Settings
 
 
+def _question_run(parser: argparse.ArgumentParser, outputs: str, policies: str) -> None:
+    """The options of a benchmark that asks a dataset's questions (retrieval, learning)."""
+    parser.add_argument("--out", default="bench-results", help=f"directory for {outputs}")
+    parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--keep", action="store_true", help="keep the benchmark scopes in the database")
+    parser.add_argument(
+        "--policy",
+        action="append",
+        choices=list(GRAPH_USES),
+        help=f"how much of the graph retrieval uses ({policies}); default: SLOWAVE_RETRIEVAL_GRAPH (full)",
+    )
+
+
 def register(sub: Any, common: Common) -> None:
     bench = sub.add_parser("bench", help="benchmarks on external data (numbers, never pass/fail)")
     bench_sub = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
@@ -22,17 +35,8 @@ def register(sub: Any, common: Common) -> None:
     retrieval.add_argument("--dataset", choices=["locomo", "madial"], required=True)
     retrieval.add_argument("--data", required=True, help="LoCoMo JSON file, or the MADial-Bench directory")
     retrieval.add_argument("--errata", help="LoCoMo errata JSON (corrected evidence, a secondary gold)")
-    retrieval.add_argument("--out", default="bench-results", help="directory for JSON, Markdown and PNG")
-    retrieval.add_argument("--limit", type=int, help="only the first N questions")
+    _question_run(retrieval, "JSON, Markdown and PNG", "repeatable, one ingest: an ablation")
     retrieval.add_argument("--no-probes", action="store_true", help="skip the off-topic probes")
-    retrieval.add_argument("--keep", action="store_true", help="keep the benchmark scopes in the database")
-    retrieval.add_argument(
-        "--policy",
-        action="append",
-        choices=list(GRAPH_USES),
-        help="how much of the graph retrieval uses (repeatable, one ingest: an ablation); default: "
-        "SLOWAVE_RETRIEVAL_GRAPH (full)",
-    )
     common(retrieval)
 
     learning = bench_sub.add_parser(
@@ -40,21 +44,12 @@ def register(sub: Any, common: Common) -> None:
     )
     learning.add_argument("--dataset", choices=["locomo"], default="locomo")
     learning.add_argument("--data", required=True, help="LoCoMo JSON file")
-    learning.add_argument("--out", default="bench-results", help="directory for JSON and Markdown")
-    learning.add_argument("--limit", type=int, help="only the first N questions")
+    _question_run(learning, "JSON and Markdown", "repeatable: one run each")
     learning.add_argument(
         "--pages",
         type=int,
         default=1,
         help="training: read on (continue_from) while no shown memory holds evidence, up to N pages of 10",
-    )
-    learning.add_argument("--keep", action="store_true", help="keep the benchmark scopes in the database")
-    learning.add_argument(
-        "--policy",
-        action="append",
-        choices=list(GRAPH_USES),
-        help="how much of the graph retrieval uses (repeatable: one run each); default: "
-        "SLOWAVE_RETRIEVAL_GRAPH (full)",
     )
     common(learning)
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from mcp import Client
 
+from slowave_graph.demo import driver
+
 Printer = Callable[[str], None]
 
 
@@ -23,28 +25,12 @@ class DemoFailed(RuntimeError):
 
 async def _call(client: Client, say: Printer, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     say(f"\n→ {tool} {json.dumps(arguments, ensure_ascii=False)[:300]}")
-    result = await client.call_tool(tool, arguments)
-    envelope = result.structured_content or {}
-    if not envelope.get("ok"):
-        raise DemoFailed(f"{tool} failed: {json.dumps(envelope.get('error'), ensure_ascii=False)}")
-    data: dict[str, Any] = envelope["data"]
+    try:
+        data = driver.data_of(tool, await client.call_tool(tool, arguments))
+    except driver.Refused as refused:
+        raise DemoFailed(f"{tool} failed: {json.dumps(refused.error, ensure_ascii=False)}") from None
     say(f"← {json.dumps(data, ensure_ascii=False)[:600]}")
     return data
-
-
-def _all_not_used(result: dict[str, Any], used: set[str] | None = None) -> dict[str, Any]:
-    used = used or set()
-    return {
-        "retrieval_id": result["retrieval_id"],
-        "memory_feedback": [
-            {"memory_id": m["memory_id"], "assessment": "used" if m["memory_id"] in used else "not_used"}
-            for m in result["memories"]
-        ],
-        "procedure_feedback": [
-            {"procedure_id": p["procedure_id"], "use": "not_used"} for p in result["procedures"]
-        ],
-        "coverage": "complete",
-    }
 
 
 async def run_demo(client: Client, scope: str | None = None, say: Printer = print) -> dict[str, Any]:
@@ -58,21 +44,21 @@ async def run_demo(client: Client, scope: str | None = None, say: Printer = prin
         client,
         say,
         "slowave_activate",
-        {
-            "task": "Users report being logged out of Atlas; find out why.",
-            "initial_goal": "Find the cause of unexpected Atlas logouts",
-            "scope": scope,
-        },
+        driver.activate_args(
+            scope,
+            "Users report being logged out of Atlas; find out why.",
+            "Find the cause of unexpected Atlas logouts",
+        ),
     )
     session = act["session_id"]
     stored = await _call(
         client,
         say,
         "slowave_remember",
-        {
-            "scope": scope,
-            "session_id": session,
-            "memories": [
+        driver.session_args(
+            scope,
+            session,
+            memories=[
                 {"content": "Atlas authentication credentials expire after 45 minutes", "type": "fact"},
                 {
                     "content": "Atlas logout bugs are usually clock skew between the API pods",
@@ -83,37 +69,39 @@ async def run_demo(client: Client, scope: str | None = None, say: Printer = prin
                     "type": "constraint",
                 },
             ],
-        },
+        ),
     )
     ids = [r["data"]["memory_id"] for r in stored["results"]]
     found = await _call(
         client,
         say,
         "slowave_recall",
-        {
-            "scope": scope,
-            "session_id": session,
-            "query": "How long do Atlas login tokens remain valid?",
-            "evidence": "full",
-        },
+        driver.session_args(
+            scope, session, query="How long do Atlas login tokens remain valid?", evidence="full"
+        ),
     )
-    await _call(client, say, "slowave_feedback", _all_not_used(act))
-    await _call(client, say, "slowave_feedback", _all_not_used(found, used={ids[0]}))
+    await _call(client, say, "slowave_feedback", driver.complete_feedback(act))
+    await _call(
+        client,
+        say,
+        "slowave_feedback",
+        driver.complete_feedback(found, lambda m: "used" if m["memory_id"] == ids[0] else "not_used"),
+    )
     await _call(
         client,
         say,
         "slowave_commit",
-        {
-            "session_id": session,
-            "final_goal": "Explain the Atlas logouts",
-            "outcome": "success",
-            "outcome_summary": "Logouts matched the 45-minute credential expiry; clients now refresh at 40.",
-            "verification": {
+        driver.commit_args(
+            session,
+            "Explain the Atlas logouts",
+            "success",
+            "Logouts matched the 45-minute credential expiry; clients now refresh at 40.",
+            {
                 "status": "verified",
                 "summary": "Reproduced and fixed in staging",
                 "evidence_refs": ["staging-run-17"],
             },
-            "procedure": {
+            procedure={
                 "summary": "Check credential expiry and pod clock skew before touching auth code",
                 "context": {"service": "atlas"},
                 "steps": [
@@ -123,14 +111,14 @@ async def run_demo(client: Client, scope: str | None = None, say: Printer = prin
                 "caveats": ["Do not restart auth during business hours"],
                 "deduplication_key": "atlas-logout-triage",
             },
-            "trajectory": [
+            trajectory=[
                 {
                     "kind": "observation",
                     "summary": "Logouts happen 45 minutes after login",
                     "status": "succeeded",
                 }
             ],
-        },
+        ),
     )
 
     say("\n# Task 2: a related task later — memory and the procedure come back")
@@ -138,24 +126,22 @@ async def run_demo(client: Client, scope: str | None = None, say: Printer = prin
         client,
         say,
         "slowave_activate",
-        {
-            "task": "Atlas sessions end too early for some users",
-            "initial_goal": "Fix early Atlas session ends",
-            "scope": scope,
-        },
+        driver.activate_args(
+            scope, "Atlas sessions end too early for some users", "Fix early Atlas session ends"
+        ),
     )
-    await _call(client, say, "slowave_feedback", _all_not_used(second))
+    await _call(client, say, "slowave_feedback", driver.complete_feedback(second))
     await _call(
         client,
         say,
         "slowave_commit",
-        {
-            "session_id": second["session_id"],
-            "final_goal": "Confirm the earlier fix covers it",
-            "outcome": "success",
-            "outcome_summary": "Same cause as before.",
-            "verification": {"status": "partially_verified", "summary": "Checked logs", "evidence_refs": []},
-        },
+        driver.commit_args(
+            second["session_id"],
+            "Confirm the earlier fix covers it",
+            "success",
+            "Same cause as before.",
+            {"status": "partially_verified", "summary": "Checked logs", "evidence_refs": []},
+        ),
     )
     say(
         f"\nTask 2 was shown {len(second['memories'])} memories and {len(second['procedures'])} procedure(s)."
