@@ -1,7 +1,8 @@
 # Two commands for a fresh machine (see README.md):
 #   make serve   set up and run the MCP server on the managed local Neo4j
 #   make test    run the test suite (it starts its own Neo4j)
-# scripts/venv creates (once) and prints the virtualenv; failures stop the target.
+# scripts/venv creates (once) and prints the virtualenv: the runtime one for serve, stdio and fetch,
+# `scripts/venv dev` (tests, lint, PyTorch for the float model) for the rest; failures stop the target.
 .PHONY: serve stdio test unit lint fetch fuzz
 
 # fetch: the Neo4j jars and, once, the JVM's AOT cache (managed Neo4j only: no NEO4J_URI)
@@ -20,13 +21,13 @@ test:
 	@scripts/test
 
 unit:
-	@venv=$$(scripts/venv) && "$$venv/bin/python" -m pytest -q tests/unit
+	@venv=$$(scripts/venv dev) && "$$venv/bin/python" -m pytest -q tests/unit
 
 lint:
-	@venv=$$(scripts/venv) && "$$venv/bin/ruff" check slowave_graph tests && "$$venv/bin/ruff" format --check slowave_graph tests && "$$venv/bin/mypy"
+	@venv=$$(scripts/venv dev) && "$$venv/bin/ruff" check slowave_graph tests && "$$venv/bin/ruff" format --check slowave_graph tests && "$$venv/bin/mypy"
 
 # fuzz: the deep hostile-input run, 10,000 calls per tool (the suite runs 40); FUZZ_EXAMPLES=N to change
 fuzz:
-	@venv=$$(scripts/venv) && "$$venv/bin/slowave-graph" neo4j fetch >/dev/null \
+	@venv=$$(scripts/venv dev) && "$$venv/bin/slowave-graph" neo4j fetch >/dev/null \
 		&& SLOWAVE_FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-10000} "$$venv/bin/python" -m pytest -q -s -p no:cacheprovider \
 		tests/integration/test_fuzz.py

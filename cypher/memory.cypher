@@ -36,18 +36,10 @@ OPTIONAL CALL (s, allowed, replay) {
   WITH ses, scope, ec.value - size($items) AS event_base
   // numbered by position in $items (not item.index: a batch retried item by item sends one)
   UNWIND range(0, size($items) - 1) AS position
-  WITH ses, scope, $items[position] AS item, event_base + position + 1 AS n
-  CREATE (e:Event {
-    id: 'evt_' + toString(n), type: 'remember', content: item.content,
-    memory_type: item.type, scope: $scope, session_id: $session_id, recorded_at: $now,
-    occurred_at: item.occurred_at, client_name: $client_name, client_version: $client_version,
-    call_id: $call_id
-  })
-  CREATE (ses)-[:RECORDED]->(e)
-  MERGE (m:Memory {active_key: item.active_key})
-    ON CREATE SET m.origin_event_id = e.id
-    ON MATCH SET m.reinforced_count = coalesce(m.reinforced_count, 0) + 1, m.last_reinforced_at = $now
-  CREATE (m)-[:DERIVED_FROM]->(e)
+  WITH ses, scope, $items[position] AS raw, event_base + position + 1 AS n
+  // the call's scope and session on every item, as the fragments (shared with bulk import) read them
+  WITH ses, scope, raw {.*, scope: $scope, scope_token: $scope_token, session_id: $session_id} AS item, n
+  // include: remember_event
   WITH ses, scope, collect({item: item, e: e, m: m, created: m.origin_event_id = e.id}) AS written
   WITH ses, scope, written, [w IN written WHERE w.created] AS fresh
   MERGE (mc:Counter {name: 'memory'}) ON CREATE SET mc.value = 0
@@ -56,16 +48,7 @@ OPTIONAL CALL (s, allowed, replay) {
   CALL (scope, fresh, memory_base) {
     UNWIND range(0, size(fresh) - 1) AS i
     WITH scope, fresh[i].m AS m, fresh[i].item AS item, memory_base + i + 1 AS n
-    SET m.id = 'sch_' + toString(n), m.content = item.content, m.type = item.type,
-        m.status = 'active', m.scope = $scope, m.scope_token = $scope_token,
-        m.content_hash = item.content_hash,
-        m.salience = 0.5, m.confidence = 0.5, m.reinforced_count = 0,
-        m.created_at = $now, m.occurred_at = item.occurred_at,
-        m.integration = $client_name, m.integration_version = $client_version
-    // float32, as the vector index holds it (see the header of schema.cypher)
-    WITH scope, m, item
-    CALL db.create.setNodeVectorProperty(m, 'embedding', item.embedding)
-    CREATE (m)-[:IN_SCOPE]->(scope)
+    // include: new_memory
   }
   WITH ses, scope, written, [w IN written | CASE WHEN w.created THEN w.m END] AS made
   // include: link_concepts
@@ -84,6 +67,37 @@ OPTIONAL CALL (s, allowed, replay) {
          AS stored
 }
 RETURN s.scope AS scope, s.status AS status, CASE WHEN replay THEN replayed ELSE stored END AS written;
+
+// name: remember_event
+// fragment: expects `ses` (the session), `item` (a claim with its scope and session_id) and `n`
+// (the event's number) bound; leaves `e` (the Event) and `m` (the Memory: new, or the active one
+// with the same normalised text, reinforced) bound.
+CREATE (e:Event {
+  id: 'evt_' + toString(n), type: 'remember', content: item.content,
+  memory_type: item.type, scope: item.scope, session_id: item.session_id, recorded_at: $now,
+  occurred_at: item.occurred_at, client_name: $client_name, client_version: $client_version,
+  call_id: $call_id
+})
+CREATE (ses)-[:RECORDED]->(e)
+MERGE (m:Memory {active_key: item.active_key})
+  ON CREATE SET m.origin_event_id = e.id
+  ON MATCH SET m.reinforced_count = coalesce(m.reinforced_count, 0) + 1, m.last_reinforced_at = $now
+CREATE (m)-[:DERIVED_FROM]->(e)
+
+// name: new_memory
+// fragment: expects `scope` (the Scope node), `m` (a Memory this statement created), `item` (its
+// claim, with scope and scope_token) and `n` (its number) bound.
+// A new memory's properties, its vector and its scope.
+SET m.id = 'sch_' + toString(n), m.content = item.content, m.type = item.type,
+    m.status = 'active', m.scope = item.scope, m.scope_token = item.scope_token,
+    m.content_hash = item.content_hash,
+    m.salience = 0.5, m.confidence = 0.5, m.reinforced_count = 0,
+    m.created_at = $now, m.occurred_at = item.occurred_at,
+    m.integration = $client_name, m.integration_version = $client_version
+// float32, as the vector index holds it (see the header of schema.cypher)
+WITH scope, m, item
+CALL db.create.setNodeVectorProperty(m, 'embedding', item.embedding)
+CREATE (m)-[:IN_SCOPE]->(scope)
 
 // name: link_concepts
 // fragment: expects `made` bound: per position in $items, the memory this statement created for

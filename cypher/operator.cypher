@@ -271,7 +271,7 @@ RETURN count(*) AS relationships;
 
 // name: bulk_remember_memories
 // remember_call's write for a whole bulk-import batch in one statement, however many scopes it
-// spans: the same nodes, properties, edges, ids and duplicate handling (keep the two in step).
+// spans: the same nodes, properties, edges, ids and duplicate handling (the same fragments).
 // call_id names the batch, as it names the tool call of a remember.
 // Items come grouped by scope, each with its scope, scope_token and session_id, index = its
 // position in the batch. The counters are bumped once per batch (event by the batch size,
@@ -285,17 +285,8 @@ WITH ec.value - size($items) AS event_base
 UNWIND $items AS item
 MATCH (ses:Session {id: item.session_id})
 MATCH (scope:Scope {id: item.scope})
-CREATE (e:Event {
-  id: 'evt_' + toString(event_base + item.index + 1), type: 'remember', content: item.content,
-  memory_type: item.type, scope: item.scope, session_id: item.session_id, recorded_at: $now,
-  occurred_at: item.occurred_at, client_name: $client_name, client_version: $client_version,
-  call_id: $call_id
-})
-CREATE (ses)-[:RECORDED]->(e)
-MERGE (m:Memory {active_key: item.active_key})
-  ON CREATE SET m.origin_event_id = e.id
-  ON MATCH SET m.reinforced_count = coalesce(m.reinforced_count, 0) + 1, m.last_reinforced_at = $now
-CREATE (m)-[:DERIVED_FROM]->(e)
+WITH ses, scope, item, event_base + item.index + 1 AS n
+// include: remember_event
 WITH collect({item: item, scope: scope, m: m, created: m.origin_event_id = e.id}) AS written
 WITH written, [w IN written WHERE w.created] AS fresh
 MERGE (mc:Counter {name: 'memory'}) ON CREATE SET mc.value = 0
@@ -304,15 +295,7 @@ WITH written, fresh, mc.value - size(fresh) AS memory_base
 CALL (fresh, memory_base) {
   UNWIND range(0, size(fresh) - 1) AS i
   WITH fresh[i].scope AS scope, fresh[i].m AS m, fresh[i].item AS item, memory_base + i + 1 AS n
-  SET m.id = 'sch_' + toString(n), m.content = item.content, m.type = item.type,
-      m.status = 'active', m.scope = item.scope, m.scope_token = item.scope_token,
-      m.content_hash = item.content_hash,
-      m.salience = 0.5, m.confidence = 0.5, m.reinforced_count = 0,
-      m.created_at = $now, m.occurred_at = item.occurred_at,
-      m.integration = $client_name, m.integration_version = $client_version
-  WITH scope, m, item
-  CALL db.create.setNodeVectorProperty(m, 'embedding', item.embedding) // float32 (schema.cypher)
-  CREATE (m)-[:IN_SCOPE]->(scope)
+  // include: new_memory
 }
 WITH written, [w IN written | CASE WHEN w.created THEN w.m END] AS made
 // include: link_concepts

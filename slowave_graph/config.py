@@ -1,17 +1,21 @@
 """Configuration: one model, read from environment variables, overridable by CLI flags.
 
-Every setting names its environment variable in ``json_schema_extra["env"]`` so the README table,
-the Docker compose file and the code all refer to the same keys (a test checks the compose file).
+Every setting names its environment variable once, as the field's ``validation_alias``, so the
+README table, the Docker compose file, server.json and the code all refer to the same keys (tests
+check them).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 # How much of the memory graph retrieval uses (services/ranking.py RankingPolicy.graph), each level
 # adding to the one before: vector and full-text only; the walk over shared concepts; episodic
@@ -29,78 +33,102 @@ def _xdg(var: str, fallback: str) -> Path:
     return Path(base) if base else Path.home() / fallback
 
 
-def _env(name: str) -> dict[str, Any]:
-    return {"env": name}
+# The variables `Settings.from_env` reads while it builds a Settings. None otherwise, so that
+# `Settings(...)` takes only its arguments and the defaults: the linger process builds one from
+# exactly the values it was handed, whatever its environment holds.
+_VARIABLES: ContextVar[Mapping[str, str] | None] = ContextVar("settings_variables", default=None)
 
 
-class Settings(BaseModel):
+class _Variables(PydanticBaseSettingsSource):
+    """The settings' environment variables, looked up in the given mapping: os.environ, or a
+    caller's own mapping instead of it (never merged with it). Only the declared names are read:
+    a variable called data_dir or log_level is not a setting. Values are the variables' strings;
+    every setting is a scalar, which the field's own validation parses."""
+
+    def __init__(self, settings_cls: type[Settings], variables: Mapping[str, str]) -> None:
+        super().__init__(settings_cls)
+        self._values = {var: variables[var] for var in settings_cls.env_names().values() if var in variables}
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        name = str(field.validation_alias)
+        return self._values.get(name), name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self._values)
+
+
+class Settings(BaseSettings):
     """Runtime configuration of slowave-graph."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = SettingsConfigDict(
+        frozen=True,
+        extra="forbid",
+        case_sensitive=True,  # names match as written: NEO4J_URI, http_port (not neo4j_uri, HTTP_PORT)
+        validate_by_name=True,  # CLI flags and code pass field names
+        loc_by_alias=False,  # a bad value's error names the field, as the CLI reports it
+    )
 
     neo4j_uri: str | None = Field(
         None,
         description="Bolt URI of an existing Neo4j (bolt://, neo4j://, neo4j+s://). Unset: start the "
         "managed local Neo4j.",
-        json_schema_extra=_env("NEO4J_URI"),
+        validation_alias="NEO4J_URI",
     )
-    neo4j_user: str = Field("neo4j", description="Neo4j user.", json_schema_extra=_env("NEO4J_USER"))
+    neo4j_user: str = Field("neo4j", description="Neo4j user.", validation_alias="NEO4J_USER")
     neo4j_password: SecretStr | None = Field(
         None,
         description="Neo4j password. For the managed Neo4j, a random one is generated and kept in its "
         "data directory unless this is set.",
-        json_schema_extra=_env("NEO4J_PASSWORD"),
+        validation_alias="NEO4J_PASSWORD",
     )
-    neo4j_database: str = Field(
-        "neo4j", description="Database name.", json_schema_extra=_env("NEO4J_DATABASE")
-    )
+    neo4j_database: str = Field("neo4j", description="Database name.", validation_alias="NEO4J_DATABASE")
     neo4j_concurrency: int = Field(
         default_factory=lambda: max(4, 2 * (os.cpu_count() or 1)),
         ge=1,
         description="Neo4j statements one server process runs at once (default: twice this machine's "
         "CPUs, at least 4). More wait in the server and run in the order their tool calls started, "
         "oldest first, so a call near its end does not queue behind calls that have just begun.",
-        json_schema_extra=_env("SLOWAVE_NEO4J_CONCURRENCY"),
+        validation_alias="SLOWAVE_NEO4J_CONCURRENCY",
     )
     data_dir: Path = Field(
         default_factory=lambda: _xdg("XDG_DATA_HOME", ".local/share") / "slowave-graph",
         description="Where the managed Neo4j keeps its store, logs and password.",
-        json_schema_extra=_env("SLOWAVE_DATA_DIR"),
+        validation_alias="SLOWAVE_DATA_DIR",
     )
     cache_dir: Path = Field(
         default_factory=lambda: _xdg("XDG_CACHE_HOME", ".cache") / "slowave-graph",
         description="Where the Neo4j jars (from Maven Central) and the compiled launcher are cached.",
-        json_schema_extra=_env("SLOWAVE_CACHE_DIR"),
+        validation_alias="SLOWAVE_CACHE_DIR",
     )
     neo4j_version: str = Field(
         DEFAULT_NEO4J_VERSION,
         description="Neo4j Community version of the managed server (2026.x needs Java 21+, 5.26.x runs "
         "on Java 17).",
-        json_schema_extra=_env("SLOWAVE_NEO4J_VERSION"),
+        validation_alias="SLOWAVE_NEO4J_VERSION",
     )
     neo4j_bolt_port: int = Field(
         7697,
         ge=1,
         le=65535,
         description="Bolt port of the managed Neo4j (loopback only).",
-        json_schema_extra=_env("SLOWAVE_NEO4J_BOLT_PORT"),
+        validation_alias="SLOWAVE_NEO4J_BOLT_PORT",
     )
     neo4j_heap: str = Field(
-        "1g", description="JVM heap of the managed Neo4j.", json_schema_extra=_env("SLOWAVE_NEO4J_HEAP")
+        "1g", description="JVM heap of the managed Neo4j.", validation_alias="SLOWAVE_NEO4J_HEAP"
     )
     neo4j_pagecache: str = Field(
         "512m",
         description="Page cache of the managed Neo4j. Size it to hold the store, about 7.5 KB per "
         "memory with its history (100k ≈ 0.8 GB, 1M ≈ 6.7 GB): at 100k memories activate took "
         "p50 130 ms with 512m and 77 ms with 2g (docs/performance.md).",
-        json_schema_extra=_env("SLOWAVE_NEO4J_PAGECACHE"),
+        validation_alias="SLOWAVE_NEO4J_PAGECACHE",
     )
     neo4j_aot_cache: bool = Field(
         True,
         description="Start the managed Neo4j with the JVM's ahead-of-time cache (Java 25+), recorded "
         "once by `slowave-graph neo4j fetch`: classes loaded and linked ahead. On 2 cores the 100k "
         "benchmark store was ready in 6-8 s instead of 9-11 s.",
-        json_schema_extra=_env("SLOWAVE_NEO4J_AOT_CACHE"),
+        validation_alias="SLOWAVE_NEO4J_AOT_CACHE",
     )
     neo4j_linger: int = Field(
         600,
@@ -109,46 +137,46 @@ class Settings(BaseModel):
         "after the last slowave-graph process using it exits, so that the next conversation finds it "
         "ready, its query plans cached and its JIT warm (a stdio conversation's first lifecycle took "
         "7-9 s on a fresh Neo4j against 0.4-2.7 s on a lingering one). 0 stops it at once.",
-        json_schema_extra=_env("SLOWAVE_NEO4J_LINGER"),
+        validation_alias="SLOWAVE_NEO4J_LINGER",
     )
     java_home: Path | None = Field(
         None,
         description="JDK for the managed Neo4j. Unset: the newest suitable JDK under /usr/lib/jvm or "
         "JAVA_HOME.",
-        json_schema_extra=_env("SLOWAVE_JAVA_HOME"),
+        validation_alias="SLOWAVE_JAVA_HOME",
     )
     http_host: str = Field(
         "127.0.0.1",
         description="HTTP bind address. Anything but loopback requires SLOWAVE_AUTH_TOKEN.",
-        json_schema_extra=_env("SLOWAVE_HTTP_HOST"),
+        validation_alias="SLOWAVE_HTTP_HOST",
     )
     http_port: int = Field(
-        8766, ge=1, le=65535, description="HTTP port.", json_schema_extra=_env("SLOWAVE_HTTP_PORT")
+        8766, ge=1, le=65535, description="HTTP port.", validation_alias="SLOWAVE_HTTP_PORT"
     )
     auth_token: SecretStr | None = Field(
         None,
         description="Bearer token required on HTTP requests (if set).",
-        json_schema_extra=_env("SLOWAVE_AUTH_TOKEN"),
+        validation_alias="SLOWAVE_AUTH_TOKEN",
     )
     tokens_file: Path | None = Field(
         None,
         description="Named tokens with scope grants (`slowave-graph token add`); default "
         "<SLOWAVE_DATA_DIR>/tokens.json. Used only once it exists.",
-        json_schema_extra=_env("SLOWAVE_TOKENS_FILE"),
+        validation_alias="SLOWAVE_TOKENS_FILE",
     )
     http_max_body: int = Field(
         1_048_576,
         ge=1024,
         description="Largest HTTP request body in bytes; larger requests get 413 before anything is "
         "parsed. 1 MiB holds a 100-memory remember batch of 8,000-character ASCII claims.",
-        json_schema_extra=_env("SLOWAVE_HTTP_MAX_BODY"),
+        validation_alias="SLOWAVE_HTTP_MAX_BODY",
     )
     http_allowed_hosts: str = Field(
         "",
         description="Extra Host header values the HTTP server accepts (comma-separated, e.g. "
         "memory.internal:8766 or proxy.example.com:*). On a loopback bind only 127.0.0.1, localhost "
         "and [::1] are accepted otherwise (DNS-rebinding protection).",
-        json_schema_extra=_env("SLOWAVE_HTTP_ALLOWED_HOSTS"),
+        validation_alias="SLOWAVE_HTTP_ALLOWED_HOSTS",
     )
     embedding_model: str | None = Field(
         None,
@@ -159,7 +187,7 @@ class Settings(BaseModel):
         "sentence-transformers model directory. Unset: the model the database's memories were "
         "embedded with, and all-MiniLM-L6-v2-fused-q8 for a new database. Changing a database's "
         "model needs `slowave-graph reembed`.",
-        json_schema_extra=_env("SLOWAVE_EMBEDDING_MODEL"),
+        validation_alias="SLOWAVE_EMBEDDING_MODEL",
     )
     candidate_k: int = Field(
         50,
@@ -168,7 +196,7 @@ class Settings(BaseModel):
         description="Memories fetched per cue from the vector index and from the full-text index before "
         "ranking: retrieval depth against latency. On LoCoMo 30 instead of 50 cut retrieval p50 from "
         "30 to 21 ms for recall@5 0.625 instead of 0.630.",
-        json_schema_extra=_env("SLOWAVE_CANDIDATE_K"),
+        validation_alias="SLOWAVE_CANDIDATE_K",
     )
     retrieval_graph: GraphUse = Field(
         "full",
@@ -176,13 +204,13 @@ class Settings(BaseModel):
         "concepts (+ the walk over concepts shared with the best direct hits), walk (+ episodic "
         "context: memories recorded next to them), full (+ learned co-use). Less is faster and "
         "ranks worse; the reported policy version says which (e.g. graph-v1-direct).",
-        json_schema_extra=_env("SLOWAVE_RETRIEVAL_GRAPH"),
+        validation_alias="SLOWAVE_RETRIEVAL_GRAPH",
     )
     session_idle_timeout: float = Field(
         3600.0,
         gt=0,
         description="Seconds without a call after which an open session is closed with outcome unknown.",
-        json_schema_extra=_env("SLOWAVE_SESSION_IDLE_TIMEOUT"),
+        validation_alias="SLOWAVE_SESSION_IDLE_TIMEOUT",
     )
     tool_timeout: float = Field(
         30.0,
@@ -190,10 +218,10 @@ class Settings(BaseModel):
         description="Seconds a tool call may take before it fails with a retryable `unavailable` error "
         "(outcome unknown). A safety net for a database that stops answering: the Neo4j driver has no "
         "read timeout, so without it a call could wait forever. Keep it above the 20 s retry budget.",
-        json_schema_extra=_env("SLOWAVE_TOOL_TIMEOUT"),
+        validation_alias="SLOWAVE_TOOL_TIMEOUT",
     )
     log_level: str = Field(
-        "INFO", description="Log level (logs go to stderr).", json_schema_extra=_env("SLOWAVE_LOG_LEVEL")
+        "INFO", description="Log level (logs go to stderr).", validation_alias="SLOWAVE_LOG_LEVEL"
     )
 
     @field_validator("neo4j_uri", "neo4j_password", "auth_token", "java_home", mode="before")
@@ -215,9 +243,8 @@ class Settings(BaseModel):
         """Field name → environment variable."""
         names = {}
         for name, field in cls.model_fields.items():
-            extra = field.json_schema_extra
-            assert isinstance(extra, dict)
-            names[name] = str(extra["env"])
+            assert isinstance(field.validation_alias, str), f"{name} names no environment variable"
+            names[name] = field.validation_alias
         return names
 
     def managed_env(self) -> dict[str, str]:
@@ -231,9 +258,30 @@ class Settings(BaseModel):
         return {names[field]: str(getattr(self, field)) for field in fields}
 
     @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Keyword arguments come first, so they win; no .env file or secrets directory is read.
+        variables = _VARIABLES.get()
+        if variables is None:
+            return (init_settings,)
+        return init_settings, _Variables(cls, variables)
+
+    @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Settings from environment variables; keyword overrides (CLI flags) win when not None."""
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {field: env[var] for field, var in cls.env_names().items() if var in env}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        """Settings from environment variables (``env`` instead of os.environ when given); keyword
+        overrides (CLI flags) win when not None."""
+        # Overrides go in under their variables' names, the keys the environment's values have too,
+        # so that source order alone decides between the two (older pydantic-settings releases let a
+        # variable win over a keyword argument given by field name).
+        names = cls.env_names()
+        token = _VARIABLES.set(os.environ if env is None else env)
+        try:
+            return cls(**{names.get(k, k): v for k, v in overrides.items() if v is not None})
+        finally:
+            _VARIABLES.reset(token)

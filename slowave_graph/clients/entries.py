@@ -32,12 +32,13 @@ class Entry:
         return merged
 
 
-def _container(data: dict[str, Any], path: tuple[str, ...], where: str) -> dict[str, Any]:
+def container(data: dict[str, Any], path: tuple[str, ...], where: str, kind: str) -> dict[str, Any]:
+    """The mapping at ``path`` in ``data`` (created empty where missing), where our entry goes."""
     node = data
     for key in path:
         child = node.setdefault(key, {})
         if not isinstance(child, dict):
-            raise SetupError(f"{where}: {'.'.join(path)} is not a JSON object; edit it by hand")
+            raise SetupError(f"{where}: {'.'.join(path)} is not {kind}; edit it by hand")
         node = child
     return node
 
@@ -67,7 +68,7 @@ def load_json(text: str | None, where: str) -> dict[str, Any]:
     return data
 
 
-def find_json_entry(data: dict[str, Any], path: tuple[str, ...], name: str) -> Any:
+def find_entry(data: dict[str, Any], path: tuple[str, ...], name: str) -> Any:
     node: Any = data
     for key in path:
         node = node.get(key) if isinstance(node, dict) else None
@@ -77,9 +78,9 @@ def find_json_entry(data: dict[str, Any], path: tuple[str, ...], name: str) -> A
 def upsert_json(text: str | None, path: tuple[str, ...], name: str, entry: Entry, where: str) -> str:
     """The file's new text with our entry merged in (the same text when nothing changes)."""
     data = load_json(text, where)
-    container = _container(data, path, where)
-    merged = entry.merge(container.get(name))
-    if container.get(name) == merged and text is not None:
+    servers = container(data, path, where, "a JSON object")
+    merged = entry.merge(servers.get(name))
+    if servers.get(name) == merged and text is not None:
         return text
-    container[name] = merged
+    servers[name] = merged
     return json.dumps(data, indent=_indent(text or ""), ensure_ascii=False) + "\n"

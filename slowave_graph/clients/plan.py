@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from slowave_graph.clients.entries import find_json_entry, load_json, upsert_json
+from slowave_graph.clients.entries import Entry, find_entry, load_json, upsert_json
 from slowave_graph.clients.files import FileChange, SetupError, read_text
 from slowave_graph.clients.instructions import upsert_block
 from slowave_graph.clients.redact import holds_literal_secret
 from slowave_graph.clients.registry import Client
 from slowave_graph.clients.spec import ServerSpec
-from slowave_graph.clients.tomlfile import find_toml_entry, upsert_toml_table
+from slowave_graph.clients.tomlfile import load_toml, upsert_toml
+
+# Per file suffix: the file's data, from (text, where); and its new text with our entry merged in,
+# from (text, path to the servers, name, entry, where).
+_Load = Callable[[str | None, str], dict[str, Any]]
+_Upsert = Callable[[str | None, tuple[str, ...], str, Entry, str], str]
+_FORMATS: dict[str, tuple[_Load, _Upsert]] = {
+    ".json": (load_json, upsert_json),
+    ".toml": (load_toml, upsert_toml),
+}
 
 
 @dataclass
@@ -33,13 +43,9 @@ def _effective_spec(client: Client, spec: ServerSpec) -> ServerSpec:
 def config_change(client: Client, path: Path, spec: ServerSpec) -> FileChange:
     old = read_text(path)
     spec = _effective_spec(client, spec)
-    if client.format == "toml":
-        container, layout = client.container({})
-        entry = client.build(spec, layout)
-        new = upsert_toml_table(old, [*container, spec.name], entry, str(path))
-    else:
-        container, layout = client.container(load_json(old, str(path)))
-        new = upsert_json(old, container, spec.name, client.build(spec, layout), str(path))
+    load, upsert = _FORMATS[path.suffix]
+    container, layout = client.container(load(old, str(path)))
+    new = upsert(old, container, spec.name, client.build(spec, layout), str(path))
     old_entry = current_entry_from_text(client, path, old, spec.name) if old is not None else None
     return FileChange(
         path,
@@ -73,15 +79,13 @@ def current_entry(client: Client, path: Path, name: str) -> Any:
 
 
 def current_entry_from_text(client: Client, path: Path, text: str | None, name: str) -> Any:
-    if client.format == "toml":
-        container, _ = client.container({})
-        return find_toml_entry(text, [*container, name])
+    load, _ = _FORMATS[path.suffix]
     try:
-        data = load_json(text, str(path))
+        data = load(text, str(path))
     except SetupError:
         return None
     container, _ = client.container(data)
-    return find_json_entry(data, container, name)
+    return find_entry(data, container, name)
 
 
 def entry_transport(entry: dict[str, Any]) -> Literal["http", "stdio"]:

