@@ -1,4 +1,4 @@
-"""SPEC §7 conformance scenarios, written against any connected MCP client.
+"""The conformance scenarios of the tool contract, written against any connected MCP client.
 
 Each scenario takes a client and a scope nobody else uses. The same functions run in-process (one
 test per scenario) and over stdio and streamable HTTP against server processes

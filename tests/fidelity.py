@@ -1,6 +1,6 @@
-"""Contract fidelity (SPEC §4.8 errata): a client written against the reference contract works unchanged.
+"""Contract fidelity: a client written against the reference contract works unchanged.
 
-The scenarios join the §7 conformance scenarios (tests/conformance.py, named fidelity_<point>_…)
+The scenarios join the conformance scenarios (tests/conformance.py, named fidelity_<point>_…)
 and run with them in-process, over stdio and over streamable HTTP (tests/integration/
 test_conformance.py). Points that need a short idle timeout (16b) or two clients of one server (17)
 have their own tests in tests/integration/test_fidelity.py.
@@ -276,7 +276,7 @@ async def evidence_refs_optional(client: Client, scope: str) -> None:
 # --------------------------------------------------------------------------- 8
 @fidelity("08_feedback_rejection_codes_and_order")
 async def rejection_codes(client: Client, scope: str) -> None:
-    """Point 8: per-target rejection codes, fields and order as in SPEC §4.8; batch unknown → invalid_input."""
+    """Point 8: per-target rejection codes, fields and order as in the reference contract; batch unknown → invalid_input."""
     first, second, hidden = await seeded(
         client,
         scope,

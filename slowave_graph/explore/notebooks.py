@@ -1,5 +1,6 @@
 """What the notebooks in notebooks/ share: where Neo4j is, which scope to look at, seeding the
-demo when it is missing, and named catalog queries as plain rows.
+demo when it is missing, named catalog queries as plain rows, and the neomodel objects for
+following one node to its neighbours.
 
 Connection: NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD / NEO4J_DATABASE from the environment (the
 service's own settings). Without NEO4J_URI the managed local Neo4j is used — joined when it runs,
@@ -14,6 +15,7 @@ import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import neo4j
@@ -84,6 +86,25 @@ class Graph:
 
 def connect(settings: Settings | None = None) -> Graph:
     return Graph(target(settings))
+
+
+async def objects(graph: Graph) -> ModuleType:
+    """The memory graph as neomodel objects (``slowave_graph.graph.models``) on ``graph``'s Neo4j.
+
+    For following one node to its neighbours with typed properties and relationship properties
+    (``await models.Memory.nodes.get(uid=…)``, ``await memory.supersedes.all()``); reading many rows
+    at once stays with the named queries (``graph.rows``). Await it in a notebook cell (Jupyter
+    runs cells on an event loop); ``await neomodel.adb.close_connection()`` closes the driver.
+    """
+    from neomodel import adb, get_config
+
+    from slowave_graph.graph import models
+
+    where = graph.target
+    get_config().database_name = where.database
+    driver = neo4j.AsyncGraphDatabase.driver(where.uri, auth=(where.user, where.password))
+    await adb.set_connection(driver=driver)
+    return models
 
 
 def ensure_demo(graph: Graph, scope: str, settings: Settings | None = None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""neomodel models of the memory graph (SPEC §2.1) — typed object access for tools, tests and
+"""neomodel models of the memory graph (docs/architecture.md) — typed object access for tests and
 notebooks (``await Memory.nodes.get(uid="sch_1")``, ``await memory.derived_from.all()``).
 neomodel reserves the attribute name ``id``, so the ``id`` property is mapped to ``uid``.
 

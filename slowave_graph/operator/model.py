@@ -7,7 +7,7 @@ from typing import Any
 FORMAT = "slowave-graph-export"
 FORMAT_VERSION = 1
 
-# Node labels of the memory graph (SPEC §2.1) that belong to a scope; Counter and EmbeddingSpace
+# Node labels of the memory graph (docs/architecture.md) that belong to a scope; Counter and EmbeddingSpace
 # are database-wide and travel in the header/counter lines instead.
 SCOPED_LABELS = (
     "Scope",

@@ -1,4 +1,4 @@
-"""SPEC §7 through the SDK's real client: in-process (one test per item), over stdio and over
+"""The conformance scenarios (tests/conformance.py) through the SDK's real client: in-process (one test per item), over stdio and over
 streamable HTTP (server processes), plus the items that need restarts, two processes or a short
 idle timeout."""
 
@@ -15,7 +15,7 @@ from mcp import Client
 from slowave_graph.app import App, open_app
 from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.mcp.server import build_server
-from tests import fidelity  # noqa: F401  (registers the §4.8 contract-fidelity scenarios)
+from tests import fidelity  # noqa: F401  (registers the contract-fidelity scenarios)
 from tests.conformance import SCENARIOS, seeded
 from tests.conftest import Neo4jTarget, free_port
 from tests.mcp_helpers import activate, call, commit, error, recall, remember, settle
@@ -125,7 +125,7 @@ async def test_13_idle_timeout_closes_abandoned_sessions(
         args = {"scope": scope, "session_id": abandoned["session_id"], "content": "too late", "type": "fact"}
         late = await call(client, "slowave_remember", args)
         assert "session is already ended" in error(late, "invalid_input")["message"]
-        # a commit of the reaped session updates its outcome without the feedback check (§4.8)
+        # a commit of the reaped session updates its outcome without the feedback check (reference contract)
         done = await commit(client, abandoned["session_id"], "partial")
         assert (done["operation"], done["already_ended"], done["outcome"]) == ("updated", True, "partial")
         assert (await session_status(quick, kept["session_id"]))["status"] == "open"

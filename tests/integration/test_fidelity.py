@@ -1,4 +1,4 @@
-"""Contract fidelity (SPEC §4.8): the point that needs two clients of one server (17). The others
+"""Contract fidelity with the reference Slowave contract: the point that needs two clients of one server (17). The others
 are scenarios (tests/fidelity.py) that run with the conformance suite, in-process, over stdio and
 over streamable HTTP (test_conformance.py); 16b (committing a session the idle reaper closed) is
 part of its item 13."""

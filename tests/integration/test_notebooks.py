@@ -74,3 +74,5 @@ def test_notebook_runs_headless(path: Path, demo_scope: str, neo4j: Neo4jTarget,
     assert images, f"{path.name} drew no figure"
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     assert demo_scope in text  # it looked at the scope it was given, not the default one
+    if path.stem == "02_feedback_and_salience":  # neomodel objects followed a supersession to its events
+        assert " supersedes " in text and " ← evt_" in text, text[-2000:]
