@@ -137,18 +137,7 @@ async def run_one(
         for name, docs in dataset.corpora.items()
     }
     queries = dataset.queries[:limit] if limit else dataset.queries
-    per_corpus_index: dict[str, int] = {}
-    train: list[int] = []
-    held: list[int] = []
-    for i, q in enumerate(queries):
-        n = per_corpus_index.get(q.corpus, 0)
-        per_corpus_index[q.corpus] = n + 1
-        (train if n % 2 == 0 else held).append(i)
-    trained_gold: dict[str, set[str]] = {}
-    for i in train:
-        trained_gold.setdefault(queries[i].corpus, set()).update(queries[i].gold)
-    shared = [i for i in held if queries[i].gold & trained_gold.get(queries[i].corpus, set())]
-    unrelated = [i for i in held if i not in set(shared)]
+    train, shared, unrelated = _split_questions(queries)
 
     before = await _rank_all(app, corpora, queries, "before", retriever)
     counts = await _train(app, corpora, [queries[i] for i in train], pages, retriever)
@@ -165,29 +154,50 @@ async def run_one(
         "scopes": [c.scope for c in corpora.values()],
     }
     for name, picks in slices.items():
-        b, a = _slice(before, picks), _slice(after, picks)
-        report["slices"][name] = {
-            "questions": len(picks),
-            "before": b,
-            "after": a,
-            "delta": {
-                k: round(a[k] - b[k], 4) for k in ("recall@5", "recall@10", "ndcg@10", "mrr") if k in b
-            },
-            "pathways_after": pathway_report([after[i] for i in picks]),
-            "by_category": {
-                category: {
-                    "questions": after_c["questions"],
-                    "recall@5": [before_c.get("recall@5"), after_c.get("recall@5")],
-                    "recall@10": [before_c.get("recall@10"), after_c.get("recall@10")],
-                }
-                for (category, before_c), after_c in zip(
-                    by_category([before[i] for i in picks]).items(),
-                    by_category([after[i] for i in picks]).values(),
-                    strict=True,
-                )
-            },
-        }
+        report["slices"][name] = _slice_report(before, after, picks)
     return report
+
+
+def _split_questions(queries: list[Query]) -> tuple[list[int], list[int], list[int]]:
+    """Indexes of the training questions (every other one per corpus), and of the held-out ones
+    that share a gold turn with a training question of their corpus, and that share none."""
+    per_corpus_index: dict[str, int] = {}
+    train: list[int] = []
+    held: list[int] = []
+    for i, q in enumerate(queries):
+        n = per_corpus_index.get(q.corpus, 0)
+        per_corpus_index[q.corpus] = n + 1
+        (train if n % 2 == 0 else held).append(i)
+    trained_gold: dict[str, set[str]] = {}
+    for i in train:
+        trained_gold.setdefault(queries[i].corpus, set()).update(queries[i].gold)
+    shared = [i for i in held if queries[i].gold & trained_gold.get(queries[i].corpus, set())]
+    unrelated = [i for i in held if i not in set(shared)]
+    return train, shared, unrelated
+
+
+def _slice_report(before: list[Ranked], after: list[Ranked], picks: list[int]) -> dict[str, Any]:
+    """One slice's figures before and after the feedback, overall and by category."""
+    b, a = _slice(before, picks), _slice(after, picks)
+    return {
+        "questions": len(picks),
+        "before": b,
+        "after": a,
+        "delta": {k: round(a[k] - b[k], 4) for k in ("recall@5", "recall@10", "ndcg@10", "mrr") if k in b},
+        "pathways_after": pathway_report([after[i] for i in picks]),
+        "by_category": {
+            category: {
+                "questions": after_c["questions"],
+                "recall@5": [before_c.get("recall@5"), after_c.get("recall@5")],
+                "recall@10": [before_c.get("recall@10"), after_c.get("recall@10")],
+            }
+            for (category, before_c), after_c in zip(
+                by_category([before[i] for i in picks]).items(),
+                by_category([after[i] for i in picks]).values(),
+                strict=True,
+            )
+        },
+    }
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -200,6 +210,18 @@ def markdown(report: dict[str, Any]) -> str:
         f"{report.get('max_pages', 1)} page(s) of 10 while it had not found the evidence "
         f"({report['feedback'].get('pages', report['feedback']['retrievals'])} pages read)",
         "",
+        *_slices_table(report),
+        "",
+        *_pathways_table(report),
+        *_categories_table(report),
+        *_ablation_table(report),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _slices_table(report: dict[str, Any]) -> list[str]:
+    """Recall and nDCG of each slice before and after the feedback."""
+    lines = [
         "| slice | questions | R@5 before | R@5 after | Δ R@5 | R@10 before | R@10 after | Δ R@10 "
         "| Δ nDCG@10 |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -211,8 +233,12 @@ def markdown(report: dict[str, Any]) -> str:
         r5 = f"{b['recall@5']:.3f} | {a['recall@5']:.3f} | {d['recall@5']:+.3f}"
         r10 = f"{b['recall@10']:.3f} | {a['recall@10']:.3f} | {d['recall@10']:+.3f}"
         lines.append(f"| {name} | {s['questions']} | {r5} | {r10} | {d['ndcg@10']:+.3f} |")
-    lines += [
-        "",
+    return lines
+
+
+def _pathways_table(report: dict[str, Any]) -> list[str]:
+    """What the associated pathway adds to the direct list of each slice after the feedback."""
+    lines = [
         "Associated pathway after feedback: recall of the direct list alone vs direct + associated; "
         "precision (share holding gold evidence, first 20 positions) of associated items vs direct "
         "items at the same ranks.",
@@ -236,33 +262,45 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {p['associated_precision']:.3f} / {p['associated_precision_all']:.3f} "
             f"| {p['direct_precision_same_positions']:.3f} | {p['direct_precision']:.3f} |"
         )
+    return lines
+
+
+def _categories_table(report: dict[str, Any]) -> list[str]:
+    """Recall@5 before and after by LoCoMo category (nothing when no slice has categories)."""
     categories = sorted({c for s in report["slices"].values() for c in s.get("by_category", {})})
-    if categories:
-        lines += [
-            "",
-            "Recall@5 before → after, by LoCoMo category:",
-            "",
-            "| slice | " + " | ".join(f"cat {c}" for c in categories) + " |",
-            "|---|" + "---:|" * len(categories),
+    if not categories:
+        return []
+    lines = [
+        "",
+        "Recall@5 before → after, by LoCoMo category:",
+        "",
+        "| slice | " + " | ".join(f"cat {c}" for c in categories) + " |",
+        "|---|" + "---:|" * len(categories),
+    ]
+    for name, s in report["slices"].items():
+        cells = []
+        for c in categories:
+            got = s.get("by_category", {}).get(c)
+            cells.append(f"{got['recall@5'][0]:.3f} → {got['recall@5'][1]:.3f}" if got else "–")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _ablation_table(report: dict[str, Any]) -> list[str]:
+    """Each policy's changes per slice (nothing when only one policy ran)."""
+    if not report.get("ablation"):
+        return []
+    lines = [
+        "",
+        "Ablation (each policy on memories of its own), Δ recall@5 / Δ recall@10 per slice:",
+        "",
+        "| policy | " + " | ".join(report["slices"]) + " |",
+        "|---|" + "---:|" * len(report["slices"]),
+    ]
+    for run in report["ablation"]:
+        cells = [
+            f"{s['delta'].get('recall@5', 0):+.3f} / {s['delta'].get('recall@10', 0):+.3f}"
+            for s in run["slices"].values()
         ]
-        for name, s in report["slices"].items():
-            cells = []
-            for c in categories:
-                got = s.get("by_category", {}).get(c)
-                cells.append(f"{got['recall@5'][0]:.3f} → {got['recall@5'][1]:.3f}" if got else "–")
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    if report.get("ablation"):
-        lines += [
-            "",
-            "Ablation (each policy on memories of its own), Δ recall@5 / Δ recall@10 per slice:",
-            "",
-            "| policy | " + " | ".join(report["slices"]) + " |",
-            "|---|" + "---:|" * len(report["slices"]),
-        ]
-        for run in report["ablation"]:
-            cells = [
-                f"{s['delta'].get('recall@5', 0):+.3f} / {s['delta'].get('recall@10', 0):+.3f}"
-                for s in run["slices"].values()
-            ]
-            lines.append(f"| `{run['policy']}` | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        lines.append(f"| `{run['policy']}` | " + " | ".join(cells) + " |")
+    return lines

@@ -497,12 +497,7 @@ async def run(
     token = settings.auth_token.get_secret_value() if settings.auth_token else None
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     url = f"http://127.0.0.1:{options.port}/mcp"
-    bolt_port = settings.neo4j_bolt_port
-    if settings.neo4j_uri:
-        from urllib.parse import urlparse
-
-        parsed = urlparse(settings.neo4j_uri)
-        bolt_port = parsed.port or 7687
+    bolt_port = _bolt_port(settings)
     results: dict[str, Any] = {
         "version": __version__,
         "embedding_model": app.embedder.model_name,
@@ -514,38 +509,75 @@ async def run(
         "sizes": [],
     }
     for size in sorted(options.sizes):
-        filled = await fill(app, size, options.seed, options.prefix, progress, options.fill_vectors)
-        plans = synthetic.scope_plan(size, options.prefix)
-        entry: dict[str, Any] = {"size": size, "fill": filled, "phases": []}
-        logs = Path(tempfile.mkdtemp(prefix="slowave-load-"))
-        env = server_env(settings, options.port)
-        with servers.server_fleet(env, 1, logs, ports=[options.port]) as (server,):
-            pids = {"server": server.proc.pid, "neo4j": neo4j_pid(bolt_port), "load_generator": os.getpid()}
-            entry["warmup"] = await warm_up(url, headers, plans, options, pids)
-            # every warm-up lifecycle remembers a memory: what the phases measured, not the fill target
-            entry["memories_measured"] = sum((await scope_sizes(app, [p.scope for p in plans])).values())
-            for clients in options.clients:
-                httpx2.delete(f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10)
-                meter = CpuMeter(pids)
-                phase = await drive(
-                    url, headers, clients, options.lifecycles, plans, options.seed + size, options.client
-                )
-                phase["cpu"] = meter.per_call(phase["calls"])
-                server_split = httpx2.get(
-                    f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10
-                ).json()
-                phase["server"] = server_split["tools"]
-                phase["gc"] = server_split.get("gc")
-                phase["server_rss_mb"] = rss_mb(server.proc.pid)
-                phase["neo4j_rss_mb"] = rss_mb(pids["neo4j"])
-                # a shared machine's other work shows in every latency: keep it beside them
-                phase["loadavg_1m"] = round(os.getloadavg()[0], 2)
-                entry["phases"].append(phase)
-            entry["sequential_remember"] = await sequential_remembers(
-                url, headers, plans[-1].scope, options.sequential_remembers, options.client
-            )
-            entry["floor"] = await floor(app, plans[0].scope, url, headers, options.client)
+        entry = await _measure_size(app, options, size, url, headers, bolt_port, progress)
         results["sizes"].append(entry)
         if checkpoint is not None:
             checkpoint(results)
     return results
+
+
+def _bolt_port(settings: Settings) -> int:
+    """The Bolt port of the Neo4j in use: the external one's when NEO4J_URI is set."""
+    bolt_port = settings.neo4j_bolt_port
+    if settings.neo4j_uri:
+        from urllib.parse import urlparse
+
+        parsed = urlparse(settings.neo4j_uri)
+        bolt_port = parsed.port or 7687
+    return bolt_port
+
+
+async def _measure_size(
+    app: App,
+    options: LoadOptions,
+    size: int,
+    url: str,
+    headers: dict[str, str],
+    bolt_port: int,
+    progress: bool,
+) -> dict[str, Any]:
+    """One size: the database filled, then against one fresh server the warm-up, a phase per
+    client count, the sequential remembers and the floor."""
+    filled = await fill(app, size, options.seed, options.prefix, progress, options.fill_vectors)
+    plans = synthetic.scope_plan(size, options.prefix)
+    entry: dict[str, Any] = {"size": size, "fill": filled, "phases": []}
+    logs = Path(tempfile.mkdtemp(prefix="slowave-load-"))
+    env = server_env(app.settings, options.port)
+    with servers.server_fleet(env, 1, logs, ports=[options.port]) as (server,):
+        pids = {"server": server.proc.pid, "neo4j": neo4j_pid(bolt_port), "load_generator": os.getpid()}
+        entry["warmup"] = await warm_up(url, headers, plans, options, pids)
+        # every warm-up lifecycle remembers a memory: what the phases measured, not the fill target
+        entry["memories_measured"] = sum((await scope_sizes(app, [p.scope for p in plans])).values())
+        for clients in options.clients:
+            phase = await _measure_phase(url, headers, clients, plans, options, size, pids)
+            entry["phases"].append(phase)
+        entry["sequential_remember"] = await sequential_remembers(
+            url, headers, plans[-1].scope, options.sequential_remembers, options.client
+        )
+        entry["floor"] = await floor(app, plans[0].scope, url, headers, options.client)
+    return entry
+
+
+async def _measure_phase(
+    url: str,
+    headers: dict[str, str],
+    clients: int,
+    plans: list[synthetic.ScopePlan],
+    options: LoadOptions,
+    size: int,
+    pids: dict[str, int | None],
+) -> dict[str, Any]:
+    """``clients`` concurrent clients driving lifecycles, with the CPU, the server's own split of
+    each call, and memory read around them; the server's metrics are cleared first."""
+    httpx2.delete(f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10)
+    meter = CpuMeter(pids)
+    phase = await drive(url, headers, clients, options.lifecycles, plans, options.seed + size, options.client)
+    phase["cpu"] = meter.per_call(phase["calls"])
+    server_split = httpx2.get(f"http://127.0.0.1:{options.port}/metrics", headers=headers, timeout=10).json()
+    phase["server"] = server_split["tools"]
+    phase["gc"] = server_split.get("gc")
+    phase["server_rss_mb"] = rss_mb(pids["server"])
+    phase["neo4j_rss_mb"] = rss_mb(pids["neo4j"])
+    # a shared machine's other work shows in every latency: keep it beside them
+    phase["loadavg_1m"] = round(os.getloadavg()[0], 2)
+    return phase

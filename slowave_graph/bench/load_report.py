@@ -221,6 +221,28 @@ def targets_markdown(rows: list[dict[str, Any]]) -> list[str]:
 
 def markdown(result: dict[str, Any]) -> str:
     lines = [
+        *_latency_table(result),
+        "",
+        *_throughput_table(result),
+        "",
+        *_warm_up_table(result),
+        "",
+        *_floor_table(result),
+        "",
+        *_statements_table(result),
+    ]
+    errors = {
+        f"{size}/{phase['clients']}": phase["errors"] for size, phase in phases(result) if phase["errors"]
+    }
+    if errors:
+        lines += ["", f"Errors by kind: `{json.dumps(errors)}`"]
+    lines += ["", *targets_markdown(targets(result))]
+    return "\n".join(lines) + "\n"
+
+
+def _latency_table(result: dict[str, Any]) -> list[str]:
+    """The title, how the run was set up, and each tool's latency with the server's split of it."""
+    lines = [
         f"# bench load — slowave-graph {result['version']}, Neo4j {result['neo4j']}, "
         f"{result['embedding_model']}, {result['cpus']} CPUs",
         "",
@@ -262,8 +284,12 @@ def markdown(result: dict[str, Any]) -> str:
                 f"| {size:,} | {phase['clients']} | {SHORT.get(tool, tool)} | "
                 f"{lat['p50']:.1f} | {lat['p95']:.1f} | {lat['p99']:.1f} | {parts} | {tx:.1f} |"
             )
-    lines += [
-        "",
+    return lines
+
+
+def _throughput_table(result: dict[str, Any]) -> list[str]:
+    """Each phase's rates, errors, CPU per call, memory and full collections."""
+    lines = [
         "CPU per call (ms, all of a phase's CPU divided by its calls) of the server, Neo4j and the load "
         f"generator, and the machine's busy cores (of {result['cpus']}) during the phase: below the core "
         "count, the calls left cores idle.",
@@ -279,8 +305,12 @@ def markdown(result: dict[str, Any]) -> str:
             f"{(phase.get('cpu') or {}).get('busy_cores', '–')} | {phase['server_rss_mb']} | "
             f"{phase['neo4j_rss_mb']} | {phase.get('loadavg_1m', '')} | {full_collections(phase)} |"
         )
-    lines += [
-        "",
+    return lines
+
+
+def _warm_up_table(result: dict[str, Any]) -> list[str]:
+    """How each size was filled and warmed up before its phases."""
+    lines = [
         "Warm-up: one client's lifecycles before the size was measured, until the server's and "
         "Neo4j's CPU per call stopped falling (its first and last rounds, ms per call); each "
         "remembers a memory, so the phases ran on the memories counted after it.",
@@ -296,8 +326,12 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {entry['size']:,} | {rate} | {warm_up(entry.get('warmup'))} | "
             f"{count(entry.get('memories_measured'))} | {sequential(entry['sequential_remember'])} |"
         )
-    lines += [
-        "",
+    return lines
+
+
+def _floor_table(result: dict[str, Any]) -> list[str]:
+    """Each part of a call measured alone, and the latency floor they add up to."""
+    lines = [
         "The floor (p50, ms), each part alone on the otherwise idle machine after the phases: a "
         "question's and a memory's embedding, one bare filtered vector query, one durable write (a "
         "one-property commit), one MCP round trip refused at validation (HTTP, the SDK, the envelope). "
@@ -319,8 +353,12 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {entry['size']:,} | {parts} | {f'{search[0]:.1f} ms' if search else '–'} | "
             f"{f'{1000 / remember[0]:.0f}/s' if remember else '–'} |"
         )
-    lines += [
-        "",
+    return lines
+
+
+def _statements_table(result: dict[str, Any]) -> list[str]:
+    """The Neo4j statements of each tool, as the server timed them."""
+    lines = [
         "Neo4j statements of each call (the server's view, mean ms in the calls that ran one; the "
         "share of calls that did when not all; concurrent statements overlap, so they do not add up "
         "to the Neo4j column above):",
@@ -335,13 +373,7 @@ def markdown(result: dict[str, Any]) -> str:
                     f"| {size:,} | {phase['clients']} | {SHORT.get(tool, tool)} | "
                     f"{statement_times(split['statements'])} |"
                 )
-    errors = {
-        f"{size}/{phase['clients']}": phase["errors"] for size, phase in phases(result) if phase["errors"]
-    }
-    if errors:
-        lines += ["", f"Errors by kind: `{json.dumps(errors)}`"]
-    lines += ["", *targets_markdown(targets(result))]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def plot(result: dict[str, Any], path: Path) -> None:

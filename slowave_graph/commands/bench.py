@@ -29,6 +29,14 @@ def _question_run(parser: argparse.ArgumentParser, outputs: str, policies: str) 
 def register(sub: Any, common: Common) -> None:
     bench = sub.add_parser("bench", help="benchmarks on external data (numbers, never pass/fail)")
     bench_sub = bench.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    _register_retrieval(bench_sub, common)
+    _register_learning(bench_sub, common)
+    _register_load(bench_sub, common)
+    _register_conversations(bench_sub, common)
+    bench.set_defaults(handler=run)
+
+
+def _register_retrieval(bench_sub: Any, common: Common) -> None:
     retrieval = bench_sub.add_parser(
         "retrieval", help="retrieval quality on LoCoMo or MADial-Bench through the product's own paths"
     )
@@ -39,6 +47,8 @@ def register(sub: Any, common: Common) -> None:
     retrieval.add_argument("--no-probes", action="store_true", help="skip the off-topic probes")
     common(retrieval)
 
+
+def _register_learning(bench_sub: Any, common: Common) -> None:
     learning = bench_sub.add_parser(
         "learning", help="retrieval before and after one round of honest (oracle) feedback"
     )
@@ -53,6 +63,8 @@ def register(sub: Any, common: Common) -> None:
     )
     common(learning)
 
+
+def _register_load(bench_sub: Any, common: Common) -> None:
     load = bench_sub.add_parser(
         "load", help="latency and throughput of the real MCP server over HTTP at growing database sizes"
     )
@@ -101,6 +113,8 @@ def register(sub: Any, common: Common) -> None:
     load.add_argument("--out", default="bench-results", help="directory for JSON, Markdown and PNG")
     common(load)
 
+
+def _register_conversations(bench_sub: Any, common: Common) -> None:
     talks = bench_sub.add_parser(
         "conversations",
         help="stdio conversations one after another from no Neo4j running, with and without the linger",
@@ -115,7 +129,6 @@ def register(sub: Any, common: Common) -> None:
     )
     talks.add_argument("--out", default="bench-results", help="directory for JSON and Markdown")
     common(talks)
-    bench.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:

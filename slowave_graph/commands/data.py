@@ -21,6 +21,13 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any, common: Common) -> None:
+    _register_export_import(sub, common)
+    _register_backup_restore(sub, common)
+    _register_reembed(sub, common)
+    _register_concepts(sub, common)
+
+
+def _register_export_import(sub: Any, common: Common) -> None:
     export = sub.add_parser("export", help="write the memory (or some scopes) to a JSON Lines file")
     export.add_argument(
         "--scope", action="extend", nargs="+", help="only these scopes (repeatable; default: all of them)"
@@ -46,6 +53,8 @@ def register(sub: Any, common: Common) -> None:
     common(imp)
     imp.set_defaults(handler=_import)
 
+
+def _register_backup_restore(sub: Any, common: Common) -> None:
     backup = sub.add_parser("backup", help="full export with counts and checksum, checked after writing")
     backup.add_argument("--out", required=True, help="the backup file to write")
     common(backup)
@@ -61,6 +70,8 @@ def register(sub: Any, common: Common) -> None:
     common(restore)
     restore.set_defaults(handler=_restore)
 
+
+def _register_reembed(sub: Any, common: Common) -> None:
     reembed = sub.add_parser(
         "reembed",
         help="recompute every stored vector with another embedding model (stop the servers first)",
@@ -75,6 +86,8 @@ def register(sub: Any, common: Common) -> None:
     common(reembed)
     reembed.set_defaults(handler=_reembed)
 
+
+def _register_concepts(sub: Any, common: Common) -> None:
     concepts = sub.add_parser("concepts", help="the concept layer retrieval walks (what memories are about)")
     concepts_sub = concepts.add_subparsers(dest="concepts_command", metavar="COMMAND", required=True)
     fill = concepts_sub.add_parser(

@@ -19,13 +19,16 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from slowave_graph import __version__
 from slowave_graph.clients import CLIENTS, spec_from_settings, status
 from slowave_graph.commands import Common
 from slowave_graph.config import Settings
 from slowave_graph.embedding.embedder import Embedder
+
+if TYPE_CHECKING:
+    from slowave_graph.graph.database import Database
 
 Status = Literal["ok", "warn", "fail", "skip"]
 MARK = {"ok": "✓", "warn": "!", "fail": "✗", "skip": "–"}
@@ -188,8 +191,7 @@ async def _connection(settings: Settings, start: bool) -> tuple[str, str, str] |
 
 async def check_database(settings: Settings, start: bool) -> tuple[list[Check], dict[str, Any] | None]:
     """Reachability, schema and the stored embedding space; returns the latter for the model check."""
-    from slowave_graph.graph.database import Database, ServerInfo
-    from slowave_graph.graph.schema import expected_indexes
+    from slowave_graph.graph.database import Database
 
     target = await _connection(settings, start)
     if isinstance(target, Check):
@@ -208,62 +210,66 @@ async def check_database(settings: Settings, start: bool) -> tuple[list[Check], 
     db = Database.connect(uri, user, password, settings.neo4j_database, connection_timeout=5.0)
     db.retry_seconds = 3.0
     try:
-        try:
-            await asyncio.wait_for(db.driver.verify_connectivity(), timeout=15)
-            component = (await db.run_read("server_components"))[0]
-        except Exception as exc:
-            return [
-                Check(
-                    "neo4j",
-                    "fail",
-                    f"cannot reach {uri} as {user}: {str(exc)[:200]}",
-                    "check NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE (or unset NEO4J_URI "
-                    "for the managed Neo4j)",
-                ),
-                Check("schema", "skip", "Neo4j not reachable"),
-            ], None
-        checks = [
-            Check(
-                "neo4j", "ok", f"Neo4j {component['version']} {component['edition']} at {uri} ({db.database})"
-            )
-        ]
-        info = ServerInfo(str(component["version"]), str(component["edition"]), vector_filter_in_index=False)
-        expected = expected_indexes(db.queries, info)
-        rows = await db.run_read("stats_indexes")  # every index with its state (stats.cypher)
-        states = {r["name"]: r["state"] for r in rows if r["name"] in expected}
-        missing = [n for n in expected if n not in states]
-        offline = [f"{n} ({s})" for n, s in states.items() if s != "ONLINE"]
-        space = await db.run_read("embedding_space_get")
-        stored = space[0] if space else None
-        if offline:
-            checks.append(
-                Check(
-                    "schema",
-                    "fail",
-                    f"indexes not ONLINE: {', '.join(offline)}",
-                    "wait, or see the Neo4j log",
-                )
-            )
-        elif missing and len(missing) == len(expected):
-            checks.append(
-                Check("schema", "warn", "not created yet", "`slowave-graph serve` creates it at start-up")
-            )
-        elif missing:
-            checks.append(
-                Check(
-                    "schema",
-                    "fail",
-                    f"missing: {', '.join(missing)}",
-                    "restart `slowave-graph serve`: it creates the schema idempotently",
-                )
-            )
-        else:
-            checks.append(Check("schema", "ok", f"{len(expected)} constraints and indexes ONLINE"))
-        return checks, stored
+        return await _check_connected(db, uri, user)
     finally:
         await db.close()
         if lease is not None:
             await asyncio.to_thread(lease.release)
+
+
+async def _check_connected(db: Database, uri: str, user: str) -> tuple[list[Check], dict[str, Any] | None]:
+    """The Neo4j and schema checks over an open connection, and the stored embedding space."""
+    try:
+        await asyncio.wait_for(db.driver.verify_connectivity(), timeout=15)
+        component = (await db.run_read("server_components"))[0]
+    except Exception as exc:
+        return [
+            Check(
+                "neo4j",
+                "fail",
+                f"cannot reach {uri} as {user}: {str(exc)[:200]}",
+                "check NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD, NEO4J_DATABASE (or unset NEO4J_URI "
+                "for the managed Neo4j)",
+            ),
+            Check("schema", "skip", "Neo4j not reachable"),
+        ], None
+    reached = Check(
+        "neo4j", "ok", f"Neo4j {component['version']} {component['edition']} at {uri} ({db.database})"
+    )
+    schema, stored = await _check_schema(db, component)
+    return [reached, schema], stored
+
+
+async def _check_schema(db: Database, component: dict[str, Any]) -> tuple[Check, dict[str, Any] | None]:
+    """Whether every constraint and index this server version expects is ONLINE, and the stored
+    embedding space."""
+    from slowave_graph.graph.database import ServerInfo
+    from slowave_graph.graph.schema import expected_indexes
+
+    info = ServerInfo(str(component["version"]), str(component["edition"]), vector_filter_in_index=False)
+    expected = expected_indexes(db.queries, info)
+    rows = await db.run_read("stats_indexes")  # every index with its state (stats.cypher)
+    states = {r["name"]: r["state"] for r in rows if r["name"] in expected}
+    missing = [n for n in expected if n not in states]
+    offline = [f"{n} ({s})" for n, s in states.items() if s != "ONLINE"]
+    space = await db.run_read("embedding_space_get")
+    stored = space[0] if space else None
+    if offline:
+        check = Check(
+            "schema", "fail", f"indexes not ONLINE: {', '.join(offline)}", "wait, or see the Neo4j log"
+        )
+    elif missing and len(missing) == len(expected):
+        check = Check("schema", "warn", "not created yet", "`slowave-graph serve` creates it at start-up")
+    elif missing:
+        check = Check(
+            "schema",
+            "fail",
+            f"missing: {', '.join(missing)}",
+            "restart `slowave-graph serve`: it creates the schema idempotently",
+        )
+    else:
+        check = Check("schema", "ok", f"{len(expected)} constraints and indexes ONLINE")
+    return check, stored
 
 
 @functools.cache

@@ -16,7 +16,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from slowave_graph.clients import CLIENTS, ClientPlan, FileChange, SetupError, apply, plan, spec_from_settings
+from slowave_graph.clients import (
+    CLIENTS,
+    Client,
+    ClientPlan,
+    FileChange,
+    SetupError,
+    apply,
+    plan,
+    spec_from_settings,
+)
 from slowave_graph.clients.instructions import BLOCK
 from slowave_graph.clients.redact import redact
 from slowave_graph.clients.spec import ENV_NAME, ServerSpec
@@ -148,50 +157,77 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     home = Path(args.home).expanduser() if args.home else Path.home()
     spec = spec_from_settings(settings, args.transport, args.url, args.token_env)
-    if "all" in args.client:
-        names = [name for name, client in CLIENTS.items() if client.installed(home)]
-        if not names:
-            print(f"no MCP client found under {home}; name one with --client", file=sys.stderr)
-            return 1
-    else:
-        names = list(dict.fromkeys(args.client))
+    names = _client_names(args.client, home)
+    if names is None:
+        return 1
     failures = 0
     readers: dict[str, list[str]] = {}
     for name in names:
-        client = CLIENTS[name]
-        try:
-            client_plan = plan(client, home, spec, instructions=not args.no_instructions)
-        except SetupError as exc:
-            print(f"✗ {client.title}: {redact(str(exc), spec.secret_values)}", file=sys.stderr)
+        if not _configure(CLIENTS[name], home, spec, args, readers):
             failures += 1
-            continue
-        for note in client_plan.notes:
-            print(f"  note: {note}")
-        for var in client_plan.references:
-            readers.setdefault(var, []).append(client.title)
-        for change in client_plan.changes:
-            before = change.current_mode()
-            if not change.changed:
-                if not args.dry_run:
-                    apply(change)  # writes nothing; makes a file holding a secret owner-only again
-                print(f"= {client.title}: {change.path} already up to date")
-            elif args.dry_run:
-                print(f"~ {client.title}: would {'create' if change.old is None else 'change'} {change.path}")
-                # The user's own lines can hold secrets too (an older entry, other servers' tokens).
-                print(redact(change.diff(), spec.secret_values, patterns=change.private), end="")
-            else:
-                backup = apply(change)
-                saved = f" (previous version: {backup})" if backup else ""
-                print(
-                    f"✓ {client.title}: {'created' if change.old is None else 'updated'} {change.path}{saved}"
-                )
-                if backup and change.old_holds_secret:
-                    print(
-                        f"  note: {backup} keeps the secret the previous entry held as plain text "
-                        f"(owner-only): delete it once {client.title} works"
-                    )
-            if change.holds_secret:
-                _warn_literal(client_plan, change, before, args.dry_run)
+    _closing_notes(spec, settings, readers, args.dry_run)
+    return 1 if failures else 0
+
+
+def _client_names(requested: list[str], home: Path) -> list[str] | None:
+    """The clients to configure, in order; None (said on stderr) when 'all' finds none."""
+    if "all" in requested:
+        names = [name for name, client in CLIENTS.items() if client.installed(home)]
+        if not names:
+            print(f"no MCP client found under {home}; name one with --client", file=sys.stderr)
+            return None
+        return names
+    return list(dict.fromkeys(requested))
+
+
+def _configure(
+    client: Client, home: Path, spec: ServerSpec, args: argparse.Namespace, readers: dict[str, list[str]]
+) -> bool:
+    """Plan and apply (or show) one client's changes, adding the variables its files refer to
+    to ``readers``; False when its files cannot be edited safely."""
+    try:
+        client_plan = plan(client, home, spec, instructions=not args.no_instructions)
+    except SetupError as exc:
+        print(f"✗ {client.title}: {redact(str(exc), spec.secret_values)}", file=sys.stderr)
+        return False
+    for note in client_plan.notes:
+        print(f"  note: {note}")
+    for var in client_plan.references:
+        readers.setdefault(var, []).append(client.title)
+    for change in client_plan.changes:
+        _apply_change(client_plan, change, spec, args.dry_run)
+    return True
+
+
+def _apply_change(client_plan: ClientPlan, change: FileChange, spec: ServerSpec, dry_run: bool) -> None:
+    """Write one file (or print its diff), saying what happened and where a secret now lies."""
+    title = client_plan.client.title
+    before = change.current_mode()
+    if not change.changed:
+        if not dry_run:
+            apply(change)  # writes nothing; makes a file holding a secret owner-only again
+        print(f"= {title}: {change.path} already up to date")
+    elif dry_run:
+        print(f"~ {title}: would {'create' if change.old is None else 'change'} {change.path}")
+        # The user's own lines can hold secrets too (an older entry, other servers' tokens).
+        print(redact(change.diff(), spec.secret_values, patterns=change.private), end="")
+    else:
+        backup = apply(change)
+        saved = f" (previous version: {backup})" if backup else ""
+        print(f"✓ {title}: {'created' if change.old is None else 'updated'} {change.path}{saved}")
+        if backup and change.old_holds_secret:
+            print(
+                f"  note: {backup} keeps the secret the previous entry held as plain text "
+                f"(owner-only): delete it once {title} works"
+            )
+    if change.holds_secret:
+        _warn_literal(client_plan, change, before, dry_run)
+
+
+def _closing_notes(
+    spec: ServerSpec, settings: Settings, readers: dict[str, list[str]], dry_run: bool
+) -> None:
+    """What the user still has to do: variables to export, a token to create, a server to run."""
     for line in _guidance(spec, readers):
         print(f"→ {line}")
     if spec.transport == "http" and spec.token is None and settings.tokens_path.exists():
@@ -201,6 +237,5 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             "with `slowave-graph token add NAME --scope ...`, export it (e.g. as SLOWAVE_CLIENT_TOKEN) "
             "and run setup again with --token-env SLOWAVE_CLIENT_TOKEN"
         )
-    if spec.transport == "http" and not args.dry_run:
+    if spec.transport == "http" and not dry_run:
         print(f"clients connect to {spec.url}: keep `slowave-graph serve` running")
-    return 1 if failures else 0

@@ -78,17 +78,41 @@ def _edge(
 
 
 def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> GraphView:
+    by_hop = _by_hop(nodes)
+    positions = _inner_positions(by_hop)
+    _place_second_hop(by_hop, edges, positions)
+    views = _node_views(nodes, positions)
+    radius = {v.id: v.r for v in views}
+    return GraphView(SIZE, views, _edge_views(edges, positions, radius))
+
+
+def _by_hop(nodes: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """The nodes by hop from the centre; hops 0 to 2 always present."""
     by_hop: dict[int, list[dict[str, Any]]] = {0: [], 1: [], 2: []}
     for node in nodes:
         by_hop.setdefault(int(node["hop"]), []).append(node)
-    positions: dict[str, tuple[float, float, float]] = {}  # id → x, y, angle
+    return by_hop
+
+
+def _inner_positions(by_hop: dict[int, list[dict[str, Any]]]) -> dict[str, tuple[float, float, float]]:
+    """id → x, y, angle of the centre and of the first hop, evenly on the inner ring."""
+    positions: dict[str, tuple[float, float, float]] = {}
     for centre in by_hop[0]:
         positions[centre["id"]] = (CENTRE, CENTRE, 0.0)
     ring1 = by_hop[1]
     for i, node in enumerate(ring1):
         angle = -math.pi / 2 + 2 * math.pi * i / max(len(ring1), 1)
         positions[node["id"]] = (*_point(angle, INNER), angle)
-    # Second hop: grouped under their first-hop parent, fanned out around its angle.
+    return positions
+
+
+def _place_second_hop(
+    by_hop: dict[int, list[dict[str, Any]]],
+    edges: list[dict[str, Any]],
+    positions: dict[str, tuple[float, float, float]],
+) -> None:
+    """Second hop: grouped under their first-hop parent, fanned out around its angle; those with
+    no first-hop parent spread over the outer ring."""
     parent_of: dict[str, str] = {}
     for edge in edges:
         for a, b in ((edge["source"], edge["target"]), (edge["target"], edge["source"])):
@@ -102,7 +126,7 @@ def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> GraphVie
             orphans.append(node)
         else:
             children.setdefault(parent, []).append(node)
-    spread = 2 * math.pi / max(len(ring1), 1) * 0.8
+    spread = 2 * math.pi / max(len(by_hop[1]), 1) * 0.8
     for parent, kids in children.items():
         base = positions[parent][2]
         for j, node in enumerate(kids):
@@ -113,7 +137,11 @@ def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> GraphVie
         angle = math.pi / 2 + 2 * math.pi * j / max(len(orphans), 1) + 0.3
         positions[node["id"]] = (*_point(angle, OUTER), angle)
 
-    views = [
+
+def _node_views(
+    nodes: list[dict[str, Any]], positions: dict[str, tuple[float, float, float]]
+) -> list[NodeView]:
+    return [
         NodeView(
             id=n["id"],
             x=positions[n["id"]][0],
@@ -127,7 +155,12 @@ def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> GraphVie
         for n in nodes
         if n["id"] in positions
     ]
-    radius = {v.id: v.r for v in views}
+
+
+def _edge_views(
+    edges: list[dict[str, Any]], positions: dict[str, tuple[float, float, float]], radius: dict[str, float]
+) -> list[EdgeView]:
+    """The edges between placed nodes; several between one pair are bent apart."""
     drawn = [e for e in edges if e["source"] in positions and e["target"] in positions]
     pairs: dict[frozenset[str], list[dict[str, Any]]] = {}
     for e in drawn:
@@ -139,4 +172,4 @@ def layout(nodes: list[dict[str, Any]], edges: list[dict[str, Any]]) -> GraphVie
             if e["source"] > e["target"]:
                 bend = -bend  # bend relative to one direction per pair, whichever way the edge points
             lines.append(_edge(e, positions, radius, bend))
-    return GraphView(SIZE, views, lines)
+    return lines

@@ -410,17 +410,7 @@ class GraphRepository:
         """Serve the page a cursor points to: bound to its session and scope, identical on replay."""
 
         async def work(tx: AsyncManagedTransaction) -> ServedPage:
-            found = cast(
-                list[CursorRow],
-                await rows(tx, self.db.q("cursor_for_call"), cursor_id=cursor_id, principal=principal),
-            )
-            if not found:
-                raise CursorRefused("unknown")
-            cur = found[0]
-            if cur["scope"] != scope:
-                raise CursorRefused("other_scope")
-            if cur["session_id"] != session_id:
-                raise CursorRefused("other_session")
+            cur = await self._cursor_for_call(tx, cursor_id, session_id, scope, principal)
             await self._guard_session(tx, session_id, scope, now, principal)
             ids, pathways = list(cur["catalog_ids"]), list(cur["catalog_pathways"])
             # catalogs frozen before associations carried their reasons have none, and before
@@ -450,25 +440,26 @@ class GraphRepository:
                 next_cursor_id=next_id,
                 now=now,
             )
-            later = pages[number:]
-            return ServedPage(
-                retrieval_id=cur["retrieval_id"],
-                page=number,
-                page_ids=[ids[i] for i in page.memories],
-                rest_ids=[ids[i] for p in later for i in p.memories],
-                catalog_ids=ids,
-                catalog_pathways=pathways,
-                catalog_associations=why,
-                page_procedure_ids=[procedures[i] for i in page.procedures],
-                rest_procedure_ids=[procedures[i] for p in later for i in p.procedures],
-                query=str(cur["query"] or ""),
-                next_cursor_id=next_id,
-                relevant_total=int(cur["relevant_total"]),
-                catalog_truncated=bool(cur["catalog_truncated"]),
-                policy_version=str(cur["policy_version"]),
-            )
+            return _served_page(cur, pages, number, ids, pathways, why, procedures, next_id)
 
         return await self.db.write(work)
+
+    async def _cursor_for_call(
+        self, tx: AsyncManagedTransaction, cursor_id: str, session_id: str, scope: str, principal: str
+    ) -> CursorRow:
+        """The principal's cursor, refused unless it pages a catalog of this session and scope."""
+        found = cast(
+            list[CursorRow],
+            await rows(tx, self.db.q("cursor_for_call"), cursor_id=cursor_id, principal=principal),
+        )
+        if not found:
+            raise CursorRefused("unknown")
+        cur = found[0]
+        if cur["scope"] != scope:
+            raise CursorRefused("other_scope")
+        if cur["session_id"] != session_id:
+            raise CursorRefused("other_session")
+        return cur
 
     async def memories_by_id(self, ids: list[str]) -> list[PageMemory]:
         return cast(list[PageMemory], await self.db.run_read("memories_for_page", ids=ids)) if ids else []
@@ -764,6 +755,38 @@ def _guarded(row: G | None, session_id: str, scope: str) -> G:
     if row["status"] != "open":
         raise SessionEnded(session_id)
     return row
+
+
+def _served_page(
+    cur: CursorRow,
+    pages: list[Page],
+    number: int,
+    ids: list[str],
+    pathways: list[str],
+    why: list[str],
+    procedures: list[str],
+    next_id: str | None,
+) -> ServedPage:
+    """Page ``number`` as served: its items, the items of the pages after it and the frozen
+    catalog's record."""
+    page = pages[number - 1]
+    later = pages[number:]
+    return ServedPage(
+        retrieval_id=cur["retrieval_id"],
+        page=number,
+        page_ids=[ids[i] for i in page.memories],
+        rest_ids=[ids[i] for p in later for i in p.memories],
+        catalog_ids=ids,
+        catalog_pathways=pathways,
+        catalog_associations=why,
+        page_procedure_ids=[procedures[i] for i in page.procedures],
+        rest_procedure_ids=[procedures[i] for p in later for i in p.procedures],
+        query=str(cur["query"] or ""),
+        next_cursor_id=next_id,
+        relevant_total=int(cur["relevant_total"]),
+        catalog_truncated=bool(cur["catalog_truncated"]),
+        policy_version=str(cur["policy_version"]),
+    )
 
 
 def hits(found: Sequence[HitsRow[H]]) -> list[H]:

@@ -251,41 +251,11 @@ def make_tool(
 
     async def call(arguments: dict[str, Any], ctx: RequestContext) -> CallToolResult:
         with tool_call(metrics, name):
-            return await run(arguments, ctx)
-
-    async def run(arguments: dict[str, Any], ctx: RequestContext) -> CallToolResult:
-        unsafe = unsafe_values(arguments)
-        if unsafe:
-            return envelope_result(_failure(invalid_arguments(unsafe)))
-        try:
-            request = request_model.model_validate(arguments)
-        except ValidationError as exc:
-            return envelope_result(_failure(validation_failure(exc)))
-        client = client_info(ctx)
-        scope = getattr(request, "scope", None)
-        if isinstance(scope, str) and not allowed(client.scopes, scope):
-            refusal = FieldError(path="scope", message=f"scope {scope!r} is not granted to this token")
-            return envelope_result(_failure(invalid_arguments([refusal])))
-        deadline = asyncio.timeout(timeout)
-        try:
-            async with deadline:
-                data = await handler(request, client)
-        except TimeoutError:
-            if not deadline.expired():  # a timeout from below, not this call's deadline
-                return internal_failure(name)
-            log.error("tool %s did not finish within %g s; the database is not answering", name, timeout)
-            return envelope_result(_failure(timed_out(name, timeout).body()))
-        except ServiceError as exc:
-            return envelope_result(_failure(exc.body()))
-        except StoreRefusal as exc:
-            return envelope_result(_failure(from_store(exc).body()))
-        except DatabaseUnavailable as exc:
-            return envelope_result(
-                _failure(unavailable(str(exc), outcome_unknown=exc.outcome_unknown).body())
-            )
-        except Exception:
-            return internal_failure(name)
-        return envelope_result({"ok": True, "data": data.model_dump(mode="json", exclude_none=True)})
+            admitted = _admitted(request_model, arguments, ctx)
+            if isinstance(admitted, CallToolResult):
+                return admitted
+            request, client = admitted
+            return await _answer(name, handler, request, client, timeout)
 
     definition = Tool(
         name=name,
@@ -296,6 +266,51 @@ def make_tool(
         annotations=annotations,
     )
     return ContractTool(definition=definition, call=call)
+
+
+def _admitted(
+    request_model: type[RequestT], arguments: dict[str, Any], ctx: RequestContext
+) -> tuple[RequestT, ClientInfo] | CallToolResult:
+    """The validated request and its client, or the ``invalid_input`` envelope refusing it: unsafe
+    values, a contract violation, or a scope the client's token is not granted."""
+    unsafe = unsafe_values(arguments)
+    if unsafe:
+        return envelope_result(_failure(invalid_arguments(unsafe)))
+    try:
+        request = request_model.model_validate(arguments)
+    except ValidationError as exc:
+        return envelope_result(_failure(validation_failure(exc)))
+    client = client_info(ctx)
+    scope = getattr(request, "scope", None)
+    if isinstance(scope, str) and not allowed(client.scopes, scope):
+        refusal = FieldError(path="scope", message=f"scope {scope!r} is not granted to this token")
+        return envelope_result(_failure(invalid_arguments([refusal])))
+    return request, client
+
+
+async def _answer(
+    name: str, handler: Handler[RequestT], request: RequestT, client: ClientInfo, timeout: float
+) -> CallToolResult:
+    """The handler's result in the envelope, or the failure it ended in (past ``timeout``:
+    ``unavailable``)."""
+    deadline = asyncio.timeout(timeout)
+    try:
+        async with deadline:
+            data = await handler(request, client)
+    except TimeoutError:
+        if not deadline.expired():  # a timeout from below, not this call's deadline
+            return internal_failure(name)
+        log.error("tool %s did not finish within %g s; the database is not answering", name, timeout)
+        return envelope_result(_failure(timed_out(name, timeout).body()))
+    except ServiceError as exc:
+        return envelope_result(_failure(exc.body()))
+    except StoreRefusal as exc:
+        return envelope_result(_failure(from_store(exc).body()))
+    except DatabaseUnavailable as exc:
+        return envelope_result(_failure(unavailable(str(exc), outcome_unknown=exc.outcome_unknown).body()))
+    except Exception:
+        return internal_failure(name)
+    return envelope_result({"ok": True, "data": data.model_dump(mode="json", exclude_none=True)})
 
 
 class ToolSet:

@@ -494,15 +494,8 @@ class ManagedNeo4j:
 
         With the JVM's AOT cache where one was recorded (``train_aot_cache``), else without;
         ``aot_output``: record one, written there when the JVM exits."""
-        self._await_shutdown()
-        existing = self.running()
+        existing = self._joinable()
         if existing is not None:
-            if existing.bolt_port != self.settings.neo4j_bolt_port:
-                log.warning(
-                    "managed Neo4j already runs on port %s (asked for %s); using it",
-                    existing.bolt_port,
-                    self.settings.neo4j_bolt_port,
-                )
             return existing, False
         port = self.settings.neo4j_bolt_port
         if not port_is_free(port):
@@ -513,27 +506,12 @@ class ManagedNeo4j:
         java_home = find_java_home(self.version, self.settings.java_home)
         self.ensure_jars()
         launcher = self.ensure_launcher(java_home)
-        cache = self.aot_cache(java_home, launcher) if aot_output is None else aot_output
-        if aot_output is not None:
-            aot = [f"-XX:AOTCacheOutput={aot_output}"]
-        elif cache is not None and self.settings.neo4j_aot_cache and cache.is_file():
-            aot = [f"-XX:AOTCache={cache}"]  # a cache the JVM cannot map is skipped with a warning
-        else:
-            aot, cache = [], None
+        aot, cache = self._aot_flags(java_home, launcher, aot_output)
         (self.instance_dir / "home").mkdir(parents=True, exist_ok=True)
         (self.instance_dir / "neo4j.conf").write_text(self.neo4j_conf())
         env = dict(os.environ, SLOWAVE_NEO4J_PASSWORD=self.password(), JAVA_HOME=str(java_home))
         started = time.monotonic()
-        with open(self.log_file, "wb") as log_handle:
-            proc = subprocess.Popen(
-                self.java_command(java_home, launcher, aot),
-                stdin=subprocess.DEVNULL,
-                stdout=log_handle,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=self.instance_dir,
-                start_new_session=True,  # outlives `slowave-graph neo4j start`; ignores the terminal's ^C
-            )
+        proc = self._spawn(java_home, launcher, aot, env)
         try:
             self._wait_ready(proc, timeout)
         except BaseException:
@@ -551,6 +529,46 @@ class ManagedNeo4j:
         self._write_state(state)
         log.info("managed Neo4j %s ready on %s in %.1fs", state.version, state.uri, state.ready_seconds)
         return state, True
+
+    def _joinable(self) -> RunningState | None:
+        """The server already running for this data directory (once one shutting down has exited),
+        even on another port than the one asked for."""
+        self._await_shutdown()
+        existing = self.running()
+        if existing is not None and existing.bolt_port != self.settings.neo4j_bolt_port:
+            log.warning(
+                "managed Neo4j already runs on port %s (asked for %s); using it",
+                existing.bolt_port,
+                self.settings.neo4j_bolt_port,
+            )
+        return existing
+
+    def _aot_flags(
+        self, java_home: Path, launcher: Path, aot_output: Path | None
+    ) -> tuple[list[str], Path | None]:
+        """The JVM's AOT cache flags and the cache they name: record one to ``aot_output``, else
+        use the recorded one where it exists and SLOWAVE_NEO4J_AOT_CACHE allows it."""
+        cache = self.aot_cache(java_home, launcher) if aot_output is None else aot_output
+        if aot_output is not None:
+            return [f"-XX:AOTCacheOutput={aot_output}"], cache
+        if cache is not None and self.settings.neo4j_aot_cache and cache.is_file():
+            return [f"-XX:AOTCache={cache}"], cache  # a cache the JVM cannot map is skipped with a warning
+        return [], None
+
+    def _spawn(
+        self, java_home: Path, launcher: Path, aot: list[str], env: dict[str, str]
+    ) -> subprocess.Popen[bytes]:
+        """The JVM started in the instance directory, its output in a fresh log file."""
+        with open(self.log_file, "wb") as log_handle:
+            return subprocess.Popen(
+                self.java_command(java_home, launcher, aot),
+                stdin=subprocess.DEVNULL,
+                stdout=log_handle,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=self.instance_dir,
+                start_new_session=True,  # outlives `slowave-graph neo4j start`; ignores the terminal's ^C
+            )
 
     def _wait_ready(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
         deadline = time.monotonic() + timeout

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import datetime
 
 from slowave_graph.contract.activate import ActivateRequest, ActivateResult
 from slowave_graph.contract.common import Warning_
 from slowave_graph.errors import invalid
-from slowave_graph.graph.rows import ContinuityOwner
+from slowave_graph.graph.repository import ScopeState
+from slowave_graph.graph.rows import ActivatedRow, ContinuityOwner, FrozenCatalog
 from slowave_graph.services import text
 from slowave_graph.services.context import ClientInfo, new_id, resolved
 from slowave_graph.services.retrieval import (
     Catalog,
+    Cues,
     RetrievingService,
     accessible_field,
     compact_procedure,
@@ -49,23 +52,49 @@ class ActivationService(RetrievingService):
         )
         if req.continuity_id is not None:
             check_continuity(owner, req.scope, client)
-
-        if state.has_memories or state.has_procedures:
-            catalog = await self.retriever.build(
-                req.scope,
-                cues,
-                context_cue(req.task_context),
-                req.page_size,
-                with_experience=state.has_learned,
-                with_procedures=state.has_procedures,
-            )
-        else:
-            catalog = Catalog([], [], False, req.page_size)
-
+        catalog = await self._catalog(req, state, cues)
         now = self.clock()
         retrieval_id = new_id("ctx")
-        kind, name = text.split_scope(req.scope)
         frozen = catalog.freeze(retrieval_id)
+        opened = await self._open_session(req, client, norm_key, now, frozen)
+        cold = not (state.has_memories or state.has_procedures)
+        return ActivateResult(
+            retrieval_id=retrieval_id,
+            session_id=opened["session_id"],
+            memory_state="cold_start" if cold else "available",
+            memories=[
+                memory_item(c, text.query_terms(f"{req.task} {req.initial_goal}")) for c in catalog.page(1)
+            ],
+            procedures=[compact_procedure(p) for p in catalog.page_procedures(1)],
+            warnings=fragmentation_warnings(req.scope, state.variants, cold),
+            continuity_id=opened["continuity_id"],
+            continuity_state="continued" if req.continuity_id else "started",
+            retrieval_policy_version=policy_label("activate", self.policy),
+            relevant_total=len(catalog.memories),
+            catalog_truncated=catalog.truncated,
+            more_available=frozen["cursor_id"] is not None,
+            continue_from=frozen["cursor_id"],
+            accessible_field=accessible_field(catalog.after(1)),
+        )
+
+    async def _catalog(self, req: ActivateRequest, state: ScopeState, cues: Cues) -> Catalog:
+        """What the task, goal and context find in the scope; an empty scope is not searched."""
+        if not (state.has_memories or state.has_procedures):
+            return Catalog([], [], False, req.page_size)
+        return await self.retriever.build(
+            req.scope,
+            cues,
+            context_cue(req.task_context),
+            req.page_size,
+            with_experience=state.has_learned,
+            with_procedures=state.has_procedures,
+        )
+
+    async def _open_session(
+        self, req: ActivateRequest, client: ClientInfo, norm_key: str, now: datetime, frozen: FrozenCatalog
+    ) -> ActivatedRow:
+        """Open the session with its first retrieval frozen, continuing the request's line if any."""
+        kind, name = text.split_scope(req.scope)
         opened = await self.repo.activate(
             session={
                 "scope": req.scope, "scope_kind": kind, "scope_name": name, "norm_key": norm_key,
@@ -83,33 +112,18 @@ class ActivationService(RetrievingService):
         )  # fmt: skip
         if opened is None:  # the continuity line vanished or moved between check and write
             raise invalid("continuity_id is not usable for this scope", "continuity_id")
+        return opened
 
-        warnings = []
-        cold = not (state.has_memories or state.has_procedures)
-        # a variant spelling matters when it starts empty: that is when memories begin to split
-        if state.variants and cold:
-            warnings.append(
-                Warning_(
-                    code="scope_fragmentation",
-                    message=f"scope {req.scope!r} looks like a variant of {', '.join(state.variants)}; "
-                    "memories are not shared between them — use one spelling",
-                )
-            )
-        return ActivateResult(
-            retrieval_id=retrieval_id,
-            session_id=opened["session_id"],
-            memory_state="cold_start" if cold else "available",
-            memories=[
-                memory_item(c, text.query_terms(f"{req.task} {req.initial_goal}")) for c in catalog.page(1)
-            ],
-            procedures=[compact_procedure(p) for p in catalog.page_procedures(1)],
-            warnings=warnings,
-            continuity_id=opened["continuity_id"],
-            continuity_state="continued" if req.continuity_id else "started",
-            retrieval_policy_version=policy_label("activate", self.policy),
-            relevant_total=len(catalog.memories),
-            catalog_truncated=catalog.truncated,
-            more_available=frozen["cursor_id"] is not None,
-            continue_from=frozen["cursor_id"],
-            accessible_field=accessible_field(catalog.after(1)),
+
+def fragmentation_warnings(scope: str, variants: list[str], cold: bool) -> list[Warning_]:
+    """A warning when the scope looks like a variant spelling of another one."""
+    # a variant spelling matters when it starts empty: that is when memories begin to split
+    if not (variants and cold):
+        return []
+    return [
+        Warning_(
+            code="scope_fragmentation",
+            message=f"scope {scope!r} looks like a variant of {', '.join(variants)}; "
+            "memories are not shared between them — use one spelling",
         )
+    ]

@@ -408,6 +408,25 @@ def admit_direct(
     if not pool:
         return []
     zs = {cand.id: _zs(cand, baselines) for cand in pool.values()}
+    fused, qualified = _fuse_and_qualify(pool, zs, cue_terms, policy, experience, dated, walk)
+    adjacent = _adjacent(neighbours, policy, baselines)
+    admitted = _admit_in_context(pool, zs, fused, qualified, adjacent, cue_terms, policy)
+    admitted.sort(key=lambda c: (-c.score, c.id))
+    return admitted
+
+
+def _fuse_and_qualify(
+    pool: dict[str, Candidate],
+    zs: dict[str, dict[int, float]],
+    cue_terms: list[list[str]],
+    policy: RankingPolicy,
+    experience: dict[str, float],
+    dated: list[Window],
+    walk: Walk | None,
+) -> tuple[dict[str, float], set[str]]:
+    """admit_direct's first pass: each candidate's fused score before its neighbours count (its
+    notes say what went into it) and whether it qualifies on its own — by experience, or for some
+    cue within the margin of that cue's best with its lifted z at the floor."""
     cues = sorted({qi for z in zs.values() for qi in z})
     best = {qi: max(z.get(qi, -math.inf) for z in zs.values()) for qi in cues}
     max_bm25 = max((c.bm25 or 0.0) for c in pool.values())
@@ -437,6 +456,13 @@ def admit_direct(
         cand.notes = {
             "z": z, "bm25": lexical, "prior": prior, "experience": learned, "time": timely, "graph": graph,
         }  # fmt: skip
+    return fused, qualified
+
+
+def _adjacent(
+    neighbours: Iterable[Neighbour], policy: RankingPolicy, baselines: Baselines | None
+) -> dict[str, list[tuple[str, float]]]:
+    """Per candidate: the memories recorded next to it (NEXT, same session), each with its z."""
     adjacent: dict[str, list[tuple[str, float]]] = {}
     if policy.uses_next:
         for row in neighbours:
@@ -445,6 +471,21 @@ def admit_direct(
             adjacent.setdefault(str(row["id"]), []).append(
                 (str(row["neighbour"]), calibrated(cosine, 0, baselines))
             )
+    return adjacent
+
+
+def _admit_in_context(
+    pool: dict[str, Candidate],
+    zs: dict[str, dict[int, float]],
+    fused: dict[str, float],
+    qualified: set[str],
+    adjacent: dict[str, list[tuple[str, float]]],
+    cue_terms: list[list[str]],
+    policy: RankingPolicy,
+) -> list[Candidate]:
+    """admit_direct's second pass: each candidate's final score (fused plus its best neighbour's)
+    and the admitted ones — the qualified, and a neighbour of a qualified one whose lifted z
+    reaches the context floor — in pool order (admit_direct sorts them)."""
     admitted = []
     for cand in pool.values():
         around = adjacent.get(cand.id, [])
@@ -460,7 +501,6 @@ def admit_direct(
         ):
             cand.pathway = "direct"
             admitted.append(cand)
-    admitted.sort(key=lambda c: (-c.score, c.id))
     return admitted
 
 
@@ -505,52 +545,75 @@ def admit_associated(
     taken = {c.id for c in direct}
     found: dict[str, Candidate] = {}
     if policy.uses_concepts and walk.concept:
-        top = max((walk.concept.get(c.id, 0.0) for c in direct), default=0.0)
-        for memory_id, activation in walk.concept.items():
-            known = (pool or {}).get(memory_id)  # a candidate already: its cosines are known
-            row = walk.rows.get(memory_id)
-            if memory_id in taken or (known is None and row is None) or top <= 0:
-                continue
-            share = activation / top
-            if known is not None:
-                z = _best_z(known, baselines)
-            else:
-                assert row is not None
-                similarities = row.get("similarities") or []
-                z = max(
-                    (calibrated(float(v), qi, baselines) for qi, v in enumerate(similarities)),
-                    default=-math.inf,
-                )
-            if share < policy.associated_walk_share or z < policy.associated_floor:
-                continue
-            paths = walk.paths.get(memory_id, [])
-            seeds = [s for p in paths for s in (p.get("seeds") or []) if s in taken]
-            if known is not None:
-                cand = replace(known, strength=min(share, 1.0), pathway="associated")
-            else:
-                assert row is not None
-                cand = _associated(row, min(share, 1.0))
-            cand.association = {
-                "via": "concept",
-                "concepts": [str(p["name"]) for p in paths][:3],
-                "from_memory_id": seeds[0] if seeds else None,
-            }
-            found[memory_id] = cand
+        found = _associated_over_concepts(direct, taken, walk, policy, baselines, pool)
     if policy.uses_associations:
-        for linked in associations:
-            memory_id = str(linked["id"])
-            links = [link for link in linked["links"] if str(link["seed"]) in taken]
-            if memory_id in taken or not links:
-                continue
-            link = max(links, key=lambda x: (float(x["strength"]), str(x["seed"])))
-            strength = float(link["strength"])
-            if memory_id in found and (found[memory_id].strength or 0.0) >= strength:
-                continue
-            cand = _associated(linked, strength)
-            cand.association = {"via": "co_use", "concepts": [], "from_memory_id": str(link["seed"])}
-            found[memory_id] = cand
+        _add_associated_over_co_use(found, taken, associations)
     ordered = sorted(found.values(), key=lambda c: (-(c.strength or 0.0), c.id))
     return ordered[: policy.associated_max]
+
+
+def _associated_over_concepts(
+    direct: Sequence[Candidate],
+    taken: set[str],
+    walk: Walk,
+    policy: RankingPolicy,
+    baselines: Baselines | None,
+    pool: dict[str, Candidate] | None,
+) -> dict[str, Candidate]:
+    """The memories the walk reached with enough of the best direct hit's activation and a z at
+    ``associated_floor``, each with the concepts it came through and the direct hit it came from."""
+    found: dict[str, Candidate] = {}
+    top = max((walk.concept.get(c.id, 0.0) for c in direct), default=0.0)
+    for memory_id, activation in walk.concept.items():
+        known = (pool or {}).get(memory_id)  # a candidate already: its cosines are known
+        row = walk.rows.get(memory_id)
+        if memory_id in taken or (known is None and row is None) or top <= 0:
+            continue
+        share = activation / top
+        if known is not None:
+            z = _best_z(known, baselines)
+        else:
+            assert row is not None
+            similarities = row.get("similarities") or []
+            z = max(
+                (calibrated(float(v), qi, baselines) for qi, v in enumerate(similarities)),
+                default=-math.inf,
+            )
+        if share < policy.associated_walk_share or z < policy.associated_floor:
+            continue
+        paths = walk.paths.get(memory_id, [])
+        seeds = [s for p in paths for s in (p.get("seeds") or []) if s in taken]
+        if known is not None:
+            cand = replace(known, strength=min(share, 1.0), pathway="associated")
+        else:
+            assert row is not None
+            cand = _associated(row, min(share, 1.0))
+        cand.association = {
+            "via": "concept",
+            "concepts": [str(p["name"]) for p in paths][:3],
+            "from_memory_id": seeds[0] if seeds else None,
+        }
+        found[memory_id] = cand
+    return found
+
+
+def _add_associated_over_co_use(
+    found: dict[str, Candidate], taken: set[str], associations: Iterable[AssociatedMemory]
+) -> None:
+    """Adds to ``found`` the memories linked by learned co-use to an admitted direct hit; one the
+    walk found already is replaced when its strongest link is stronger than its walk share."""
+    for linked in associations:
+        memory_id = str(linked["id"])
+        links = [link for link in linked["links"] if str(link["seed"]) in taken]
+        if memory_id in taken or not links:
+            continue
+        link = max(links, key=lambda x: (float(x["strength"]), str(x["seed"])))
+        strength = float(link["strength"])
+        if memory_id in found and (found[memory_id].strength or 0.0) >= strength:
+            continue
+        cand = _associated(linked, strength)
+        cand.association = {"via": "co_use", "concepts": [], "from_memory_id": str(link["seed"])}
+        found[memory_id] = cand
 
 
 def _associated(row: WalkedMemory | AssociatedMemory, strength: float) -> Candidate:

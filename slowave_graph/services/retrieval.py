@@ -27,10 +27,18 @@ from slowave_graph.contract.retrieval import (
 )
 from slowave_graph.embedding.embedder import Embedder, aembed_query
 from slowave_graph.graph.paging import Page, paginate
-from slowave_graph.graph.repository import GraphRepository, WalkLimits
-from slowave_graph.graph.rows import FrozenCatalog, JsonObject, PageExposure, PageMemory, ProcedureHit
+from slowave_graph.graph.repository import CandidateContext, GraphRepository, SearchRows, WalkLimits
+from slowave_graph.graph.rows import (
+    ExperienceRow,
+    FrozenCatalog,
+    JsonObject,
+    PageExposure,
+    PageMemory,
+    ProcedureHit,
+    WalkSeed,
+)
 from slowave_graph.services import text, timeframe
-from slowave_graph.services.calibration import scale_for
+from slowave_graph.services.calibration import CosineScale, scale_for
 from slowave_graph.services.context import ClientInfo, cursor_id, new_id, resolved, unix, utcnow
 from slowave_graph.services.excerpt import excerpt
 from slowave_graph.services.ranking import (
@@ -265,9 +273,42 @@ class Retriever:
         embeddings = cues.embeddings
         scale = await scale_for(self.embedder)
         baselines = scale.baselines(embeddings)
+        found, learned_rows, procedure_rows = await self._search(
+            scope, cues, lexical_extra, scale, baselines, with_experience, with_procedures
+        )
+        cue_terms = [text.query_terms(cue) for cue in cues.texts]
+        dated = timeframe.windows(" ".join(cues.texts))
+        pool = merge_candidates(found.vector, [*found.fulltext, *learned_rows])
+        order = fused_order(pool, policy, dated, baselines)
+        seeds = walk_seeds(order, policy) if policy.uses_concepts else []
+        around = await self._around(scope, pool, order, seeds, embeddings)
+        irrelevant_at = scale.question_cosine(policy.irrelevant_similarity)
+        learned = experience_scores(learned_rows, policy, irrelevant_at)
+        walk = walk_of(around.walked, around.associations, seeds, policy, suppressed=suppressed(learned_rows))
+        direct = admit_direct(pool, cue_terms, around.neighbours, policy, learned, dated, baselines, walk)
+        associated = admit_associated(direct, walk, around.associations, policy, baselines, pool)
+        procedures = rank_procedures(procedure_rows, policy, baselines)
+        return Catalog(
+            direct + associated, procedures, found.truncated, page_size, embeddings[0] if embeddings else None
+        )
+
+    async def _search(
+        self,
+        scope: str,
+        cues: Cues,
+        lexical_extra: str,
+        scale: CosineScale,
+        baselines: list[tuple[float, float]],
+        with_experience: bool,
+        with_procedures: bool,
+    ) -> tuple[SearchRows, list[ExperienceRow], list[ProcedureHit]]:
+        """The candidates (vector and full-text), the experience of similar past questions and the
+        procedures that may apply."""
+        policy = self.policy
+        embeddings = cues.embeddings
         lucene = text.lucene_query(" ".join([*cues.texts, lexical_extra]), text.scope_token(scope))
         # Independent reads run concurrently (each on its own pooled connection).
-        found, learned_rows, procedure_rows = await asyncio.gather(
+        return await asyncio.gather(
             self.repo.search_direct(scope=scope, embeddings=embeddings, lucene=lucene, k=policy.candidate_k),
             self.repo.experience(
                 scope=scope,
@@ -287,12 +328,19 @@ class Retriever:
             if with_procedures
             else resolved([]),
         )
-        cue_terms = [text.query_terms(cue) for cue in cues.texts]
-        dated = timeframe.windows(" ".join(cues.texts))
-        pool = merge_candidates(found.vector, [*found.fulltext, *learned_rows])
-        order = fused_order(pool, policy, dated, baselines)
-        seeds = walk_seeds(order, policy) if policy.uses_concepts else []
-        around = await self.repo.candidate_context(
+
+    async def _around(
+        self,
+        scope: str,
+        pool: dict[str, Candidate],
+        order: list[str],
+        seeds: list[WalkSeed],
+        embeddings: list[list[float]],
+    ) -> CandidateContext:
+        """What the graph holds around the candidates: episodic neighbours of the best ones, the
+        walk over concepts from the seeds and learned co-use, each as far as the policy uses it."""
+        policy = self.policy
+        return await self.repo.candidate_context(
             scope=scope,
             context_ids=order[: policy.context_k] if policy.uses_next else [],
             pool_ids=list(pool),
@@ -309,15 +357,6 @@ class Retriever:
             ),
             min_strength=policy.associated_min_strength,
             half_life_days=policy.association_half_life_days,
-        )
-        irrelevant_at = scale.question_cosine(policy.irrelevant_similarity)
-        learned = experience_scores(learned_rows, policy, irrelevant_at)
-        walk = walk_of(around.walked, around.associations, seeds, policy, suppressed=suppressed(learned_rows))
-        direct = admit_direct(pool, cue_terms, around.neighbours, policy, learned, dated, baselines, walk)
-        associated = admit_associated(direct, walk, around.associations, policy, baselines, pool)
-        procedures = rank_procedures(procedure_rows, policy, baselines)
-        return Catalog(
-            direct + associated, procedures, found.truncated, page_size, embeddings[0] if embeddings else None
         )
 
     async def evidence(self, memory_ids: list[str], mode: str) -> tuple[list[EvidenceRecord], bool]:

@@ -224,12 +224,17 @@ async def test_experience_search_agrees_with_the_scan(app: App, scope: str) -> N
                              for m in shown["memories"][:2]]  # fmt: skip
                     ok(await call(client, "slowave_feedback", {"retrieval_id": shown["retrieval_id"],
                                                                "memory_feedback": marks}))  # fmt: skip
-        # feedback marked the retrievals that taught something; none is in the index yet
-        assert await kinds() == [(False, None, None, None)] + [(True, True, None, True)] * len(services)
+        # feedback marked the retrievals that taught something. This process moves none into the
+        # index in here, but another server process of the test session (the shared HTTP server)
+        # may sweep at any moment: each learned retrieval is either waiting or already moved.
+        state = await kinds()
+        assert state[0] == (False, None, None, None) and len(state) == 1 + len(services)
+        assert {k[:2] for k in state[1:]} == {(True, True)}
+        assert {k[2:] for k in state[1:]} <= {(None, True), (True, None)}
         pending = await experience()
         assert pending["scan"], "the learned retrievals must be found"
         assert pending["filtered"] == pending["scan"]
-        assert await app.repo.index_pending_experience(limit=1000) >= 2 * len(services)
+        await app.repo.index_pending_experience(limit=1000)
     # moved: only retrievals that taught something carry the indexed copy of their query vector
     assert await kinds() == [(False, None, None, None)] + [(True, True, True, None)] * len(services)
     indexed = await experience()

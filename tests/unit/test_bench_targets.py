@@ -85,7 +85,10 @@ def test_the_one_client_targets_carry_the_floor_of_their_chain() -> None:
 
 def test_a_run_that_did_not_measure_every_floor_part_gives_no_floor() -> None:
     entry = size(100_000, 99_000, 1_500.0, 120.0, phase(1, (14.0, 41.0), (16.0, 39.0)))
-    entry["floor"] = {"embedding_ms": {"p50": 2.0}, "vector_query_ms": {"p50": 5.0}}  # a report of an older version: fewer floor parts
+    entry["floor"] = {
+        "embedding_ms": {"p50": 2.0},
+        "vector_query_ms": {"p50": 5.0},
+    }  # a report of an older version: fewer floor parts
     rows = by_target(run(entry))
     assert rows["activate p50, 1 client, 100,000 memories"]["floor"] is None
     assert rows["sequential remember, 100,000 memories"]["note"] == ""
