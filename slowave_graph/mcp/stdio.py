@@ -36,12 +36,15 @@ def repair_line(line: bytes) -> bytes:
         return line
     try:
         message = json.loads(line)
-    except ValueError:
-        return line  # not JSON: the SDK answers or drops it as before
-    repaired = _replace(message)
-    if repaired == message:
+        repaired = _replace(message)
+        if repaired == message:
+            return line
+        return json.dumps(repaired, ensure_ascii=False).encode() + b"\n"
+    except (ValueError, RecursionError):
+        # not JSON, or nested deeper than Python's parser recurses (1,500 "[" in 3 KB): the line
+        # goes on unchanged and the SDK's own parser, which bounds nesting, refuses it. The
+        # repair must never raise: an exception here ends the stdin reader and with it the server.
         return line
-    return json.dumps(repaired, ensure_ascii=False).encode() + b"\n"
 
 
 class _RepairedLines(io.RawIOBase):

@@ -77,6 +77,11 @@ def test_stdio_answers_every_request_even_with_lone_surrogates(neo4j: Neo4jTarge
         tool_call(4, f'{{"task":"t","task_context":{{"v":NaN}},{base}}}'),
         tool_call(5, f'{{"task":"t","task_context":{{"v":1e400}},{base}}}'),
         tool_call(6, f'{{"task":"t","semantic_context":"a\\u0000b",{base}}}'),
+        # nested deeper than Python's JSON parser recurses (a notification: nothing to answer),
+        # once with an escape that sends it through the surrogate repair: the server lives on
+        '{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"\\u0041","b":'
+        + "[" * 1500 + "]" * 1500 + "}}",
+        "[" * 1500,
         tool_call(7, f'{{"task":"t",{base}}}'),
     ]  # fmt: skip
     proc = subprocess.Popen(

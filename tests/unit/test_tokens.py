@@ -56,3 +56,13 @@ def test_stdio_lines_with_lone_surrogates_are_repaired_others_untouched() -> Non
     lone = b'{"jsonrpc":"2.0","id":3,"params":{"k\\udfff":"a\\ud800b"}}\n'
     repaired = json.loads(repair_line(lone))
     assert repaired == {"jsonrpc": "2.0", "id": 3, "params": {f"k{NONCHARACTER}": f"a{NONCHARACTER}b"}}
+
+
+def test_stdio_repair_passes_lines_nested_beyond_the_parser_on_unchanged() -> None:
+    """1,500 nested arrays in a 3 KB line: Python's parser raises RecursionError, which must not
+    escape the repair (it would end the stdin reader and the server with it)."""
+    for depth in (1_500, 100_000):
+        deep = b'{"params":{"a":"\\u0041","b":' + b"[" * depth + b"]" * depth + b"}}\n"
+        assert repair_line(deep) == deep
+        unclosed = b'{"a":"\\u0041","b":' + b"[" * depth + b"\n"
+        assert repair_line(unclosed) == unclosed
