@@ -12,7 +12,11 @@ def register(sub: argparse._SubParsersAction, common: Common) -> None:
     parser = sub.add_parser("token", help="named HTTP bearer tokens and the scopes each may use")
     actions = parser.add_subparsers(dest="token_action", required=True)
     add = actions.add_parser("add", help="create a token (printed once; only its hash is kept)")
-    add.add_argument("name", help="who holds it: sessions it opens belong to this name")
+    add.add_argument(
+        "name",
+        help="who holds it, for people to read; the sessions it opens belong to the token itself "
+        "(its id), so a name issued again after a revoke starts afresh",
+    )
     add.add_argument(
         "--scope",
         action="append",
@@ -29,7 +33,7 @@ def register(sub: argparse._SubParsersAction, common: Common) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from slowave_graph.mcp.tokens import TokensFile
+    from slowave_graph.mcp.tokens import TokensFile, principal_of
 
     tokens = TokensFile(settings.tokens_path)
     if args.token_action == "add":
@@ -47,7 +51,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if not entries:
             print(f"no tokens in {tokens.path}")
         for e in entries:
-            print(f"{e['name']:<24} {e['created_at']}  scopes: {', '.join(e['scopes'])}")
+            print(f"{e['name']:<24} {principal_of(e)}  {e['created_at']}  scopes: {', '.join(e['scopes'])}")
         return 0
     if tokens.revoke(args.name):
         print(f"revoked {args.name}")

@@ -6,11 +6,15 @@ Off by default: one user needs at most ``SLOWAVE_AUTH_TOKEN``. ``slowave-graph t
 secret to steal. A request's token names its principal (who owns the sessions it opens) and the
 scope patterns it may use (``project:shop``, ``user:alice-*``; shell-style, case-sensitive). The
 server reads the file again when it changes: an added or revoked token counts at the next request.
+
+The principal is the token's own random id (``tok_…``), never its name: a name is a label for
+people, can be issued again after a revoke, and could otherwise be chosen to equal the principal
+of the master token (``SLOWAVE_AUTH_TOKEN``) or of stdio. A token issued again under a revoked name
+is a new principal and does not inherit the old token's sessions, retrievals or continuity lines.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import hmac
 import json
@@ -23,24 +27,38 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from slowave_graph.services.context import granted
+
 NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 TOKEN_PREFIX = "swg_"
+PRINCIPAL_PREFIX = "tok_"
+# names people would read as the master token's or the local user's: refused to avoid confusion
+# (the principals cannot collide anyway, a named token's being its tok_ id)
+RESERVED_NAMES = frozenset({"default", "local", "master", "stdio", "admin", "root"})
 
 
 @dataclass(frozen=True)
 class Identity:
-    """Who a token belongs to and the scope patterns it may use (None: every scope)."""
+    """Who a token belongs to (the principal that owns its sessions), the scope patterns it may
+    use (None: every scope) and, for a named token, the name people gave it."""
 
     principal: str
     scopes: tuple[str, ...] | None = None
+    name: str | None = None
 
     def allows(self, scope: str) -> bool:
-        return self.scopes is None or any(fnmatch.fnmatchcase(scope, p) for p in self.scopes)
+        return granted(self.scopes, scope)
 
 
 def allowed(scopes: Sequence[str] | None, scope: str) -> bool:
     """Whether a grant (None: all) covers this scope."""
-    return Identity("", None if scopes is None else tuple(scopes)).allows(scope)
+    return granted(None if scopes is None else tuple(scopes), scope)
+
+
+def principal_of(entry: dict[str, Any]) -> str:
+    """A named token's principal: its id (files written before ids existed: derived from the
+    token's hash, equally unique and never reissued)."""
+    return str(entry.get("id") or PRINCIPAL_PREFIX + str(entry["sha256"])[:32])
 
 
 def digest(token: str | bytes) -> str:
@@ -83,6 +101,8 @@ class TokensFile:
         """A new token for ``name`` with these grants; the token itself is returned, never stored."""
         if not NAME.match(name):
             raise ValueError("a token name is 1–64 of a-z 0-9 _ . - (starting with a letter or digit)")
+        if name in RESERVED_NAMES:
+            raise ValueError(f"{name!r} is reserved; choose a name for the person or agent holding it")
         if not scopes or any(not s.strip() for s in scopes):
             raise ValueError("give at least one --scope pattern (e.g. project:shop, user:alice-*, or *)")
         entries = self.entries()
@@ -90,7 +110,13 @@ class TokensFile:
             raise ValueError(f"a token named {name!r} exists; revoke it first")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         created = datetime.now(UTC).isoformat(timespec="seconds")
-        entry = {"name": name, "sha256": digest(token), "scopes": list(scopes), "created_at": created}
+        entry = {
+            "name": name,
+            "id": PRINCIPAL_PREFIX + secrets.token_hex(16),
+            "sha256": digest(token),
+            "scopes": list(scopes),
+            "created_at": created,
+        }
         self._write([*entries, entry])
         return token
 
@@ -109,5 +135,5 @@ class TokensFile:
         presented = digest(supplied)
         for entry in self.entries():
             if hmac.compare_digest(presented, str(entry["sha256"])):
-                found = Identity(str(entry["name"]), tuple(entry["scopes"]))
+                found = Identity(principal_of(entry), tuple(entry["scopes"]), str(entry["name"]))
         return found

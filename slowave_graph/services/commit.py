@@ -10,7 +10,7 @@ from datetime import datetime
 
 from slowave_graph.contract.commit import CommitRequest, CommitResult, TrajectoryEntry
 from slowave_graph.embedding.embedder import Embedder
-from slowave_graph.errors import invalid
+from slowave_graph.graph.errors import UnknownSession
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.graph.rows import ProcedureParams, TrajectoryStep
 from slowave_graph.services import text
@@ -65,11 +65,17 @@ class CommitService:
     async def commit(self, req: CommitRequest, client: ClientInfo) -> CommitResult:
         entries, filtered = task_entries(req.trajectory)
         procedure: ProcedureParams | None = None
-        if req.procedure is not None:
-            # its scope token needs the session's scope, and an unknown session costs no embedding
+        session = None
+        if req.procedure is not None or client.scopes is not None:
+            # A token limited to some scopes commits only sessions in them (its own sessions are,
+            # unless its grants were narrowed since); one outside them is unknown to it, exactly
+            # like a session that does not exist. A procedure's scope token needs the session's
+            # scope, and an unknown session costs no embedding.
             session = await self.repo.session_for_commit(req.session_id, client.principal)
-            if session is None:
-                raise invalid(f"unknown session_id {req.session_id!r}", "session_id")
+            if session is None or not client.may_use(session["scope"]):
+                raise UnknownSession(req.session_id)
+        if req.procedure is not None:
+            assert session is not None
             p = req.procedure
             steps = [s.summary for s in p.steps]
             cue = context_cue(p.context)

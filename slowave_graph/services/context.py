@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -17,14 +18,24 @@ LOCAL_PRINCIPAL = "local"
 @dataclass(frozen=True)
 class ClientInfo:
     """The caller as the transport reports it (never taken from tool arguments): the MCP client's
-    name and version, for provenance, and the principal — who holds the credentials (the bearer
-    token's name over HTTP; with no token, the one local user). Sessions and retrievals belong to
-    the principal that opened them; another principal's are unknown to it."""
+    name and version, for provenance, and the principal — who holds the credentials (a named
+    token's id, or the master token's, over HTTP; with no token, the one local user). Sessions and
+    retrievals belong to the principal that opened them; another principal's are unknown to it,
+    and so are those in a scope its token is not granted."""
 
     name: str | None = None
     version: str | None = None
     principal: str = LOCAL_PRINCIPAL
     scopes: tuple[str, ...] | None = None  # the scope patterns its token may use; None: all
+
+    def may_use(self, scope: str) -> bool:
+        return granted(self.scopes, scope)
+
+
+def granted(patterns: tuple[str, ...] | None, scope: str) -> bool:
+    """Whether a token's scope patterns (None: every scope) cover ``scope``: shell-style,
+    case-sensitive, as scopes are."""
+    return patterns is None or any(fnmatch.fnmatchcase(scope, p) for p in patterns)
 
 
 def new_id(prefix: str) -> str:

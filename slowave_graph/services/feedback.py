@@ -261,7 +261,9 @@ class FeedbackService:
         planned: list[_Plan] = []
 
         def decide(ctx: FeedbackContextRow | None) -> FeedbackDecision:
-            if ctx is None:
+            # another principal's retrieval, and one in a scope the caller's token is not granted,
+            # are unknown to it
+            if ctx is None or not client.may_use(ctx["scope"]):
                 raise ServiceError(unknown, f"unknown retrieval_id {item.retrieval_id!r}", retryable=False)
             plan = plan_item(item, ctx)
             planned[:] = [plan]  # a retried transaction decides again

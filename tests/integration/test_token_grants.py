@@ -5,6 +5,7 @@ token revoked with `slowave-graph token revoke` is refused at its next request."
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server, http_app
-from tests.mcp_helpers import activate, call, error, remember
+from tests.mcp_helpers import activate, call, commit_args, error, ok, recall, remember, settle
 from tests.servers import SERVER, client_as, serve_in_process
 
 pytestmark = [pytest.mark.neo4j]
@@ -83,3 +84,59 @@ async def test_tokens_work_only_in_their_granted_scopes(app: App, scope: str, tm
         async with httpx2.AsyncClient() as http:  # two Authorization headers: ambiguous, refused
             response = await http.get(f"{base}/ui/", headers=[*twice.items(), *twice.items()])
             assert response.status_code == 401
+
+
+async def test_grants_hold_on_feedback_and_commit_and_a_reissued_name_inherits_nothing(
+    app: App, scope: str, tmp_path: Path
+) -> None:
+    """Feedback and commit name no scope, only a retrieval or a session: the token's grants are
+    checked against the scope of what they touch. A token issued again under a revoked name is a
+    new principal that does not inherit the old token's sessions. Refused calls write nothing."""
+    tokens = tmp_path / "tokens.json"
+    assert token_cli(tokens, "add", "default", "--scope", "*").returncode == 2  # reserved
+    kind, name = scope.split(":", 1)
+    shop, other = f"{kind}:{name}-shop", f"{kind}:{name}-other"
+    first = new_token(tokens, "carol", shop, other)
+    [entry] = json.loads(tokens.read_text())["tokens"]
+
+    def grant(*scopes: str) -> None:  # the first token's grants edited by hand
+        tokens.write_text(json.dumps({"version": 1, "tokens": [{**entry, "scopes": list(scopes)}]}))
+
+    settings = app.settings.model_copy(update={"tokens_file": tokens})
+    served = dataclasses.replace(app, settings=settings)
+    async with serve_in_process(http_app(served, build_server(served))) as base:
+        async with client_as(base, first) as client:
+            act = await activate(client, shop, "Note the deploy rules")
+            stored = await remember(client, shop, act["session_id"], "Shop deploys need a green build")
+            shown = await recall(client, shop, act["session_id"], "What do shop deploys need?")
+            assert [m["memory_id"] for m in shown["memories"]] == [stored["memory_id"]]
+        stale = {"retrieval_id": shown["retrieval_id"], "coverage": "complete", "memory_feedback": [
+            {"memory_id": stored["memory_id"], "assessment": "stale", "stale_reason": "outdated",
+             "reason": "says so"}]}  # fmt: skip
+
+        async def refused_everything(token: str) -> None:
+            async with client_as(base, token) as client:
+                error(await call(client, "slowave_feedback", stale), "not_found")
+                batch = ok(await call(client, "slowave_feedback", {"items": [stale]}))
+                assert batch["results"][0]["ok"] is False
+                refused = await call(client, "slowave_commit", commit_args(act["session_id"]))
+                assert "unknown session_id" in error(refused, "invalid_input")["message"]
+                assert act["retrieval_id"] not in json.dumps(refused)
+
+        grant(other)  # narrowed: its own session and retrieval in the shop are unknown to it
+        await refused_everything(first)
+        assert token_cli(tokens, "revoke", "carol").returncode == 0
+        again = new_token(tokens, "carol", shop, other)  # the same name, the same grants: someone new
+        await refused_everything(again)
+        found = await app.db.driver.execute_query(
+            "MATCH (s:Session {id: $id}) RETURN s.status AS status, "
+            "COUNT { (:Retrieval {session_id: $id})-[:ASSESSED]->() } AS assessed, "
+            "COUNT { (:Memory {scope: $scope, status: 'stale'}) } AS stale",
+            id=act["session_id"], scope=shop, database_=app.db.database,
+        )  # fmt: skip
+        assert dict(found.records[0]) == {"status": "open", "assessed": 0, "stale": 0}
+        grant(shop)  # granted again, the first token still owns its session and closes it
+        async with client_as(base, first) as client:
+            await settle(client, act)
+            await settle(client, shown)
+            assert ok(await call(client, "slowave_commit", commit_args(act["session_id"])))["committed"]
