@@ -40,3 +40,9 @@ DETACH DELETE p;
 // Probe nodes left behind by the floor (none, unless a run was killed mid-probe).
 MATCH (p:BenchProbe)
 RETURN count(p) AS probes;
+
+// name: bench_frozen_catalog
+// The whole ranked catalog a retrieval froze (recall serves it a page at a time): what the
+// retrieval benchmark scores when it asks through the recall tool's path.
+MATCH (r:Retrieval {id: $retrieval_id})
+RETURN r.catalog_ids AS ids;

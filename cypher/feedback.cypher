@@ -154,18 +154,32 @@ CALL () {
   RETURN count(p) AS tallied
 }
 // 6. Whole-result notes and the coverage state after the call. learned marks retrievals whose
-// feedback later questions can inherit (see experience_* in retrieval.cypher). The first such
-// feedback marks the retrieval experience_pending: index_pending_experience moves it into the
-// experience vector index later, in a batch (experience_search compares pending ones exactly, so
-// the lesson counts from the next question on). complete_exposures records how many exposures a
-// successful complete declaration covered: pages served later reopen the retrieval.
-SET r.learned = CASE WHEN $learned THEN true ELSE r.learned END,
+// feedback later questions can inherit (experience_lessons in retrieval.cypher): those with an
+// effective used or irrelevant mark on a memory. Neutral marks (not_used, unassessable,
+// already_known) teach nothing and leave a retrieval unlearned, and one whose last lesson they
+// replaced is unlearned again and leaves the experience index. A retrieval that becomes learned
+// is marked experience_pending: index_pending_experience moves it into the experience vector
+// index later, in a batch (experience_search compares pending ones exactly, so the lesson counts
+// from the next question on). complete_exposures records how many exposures a successful complete
+// declaration covered: pages served later reopen the retrieval.
+SET r.learned = CASE
+      WHEN size($memory_ids) = 0 THEN r.learned
+      ELSE EXISTS {
+        MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
+        WHERE a.assessment IN ['used', 'irrelevant']
+          AND NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
+      }
+    END,
     r.retrieval_quality = coalesce($retrieval_quality, r.retrieval_quality),
     r.missing = coalesce(r.missing, []) + coalesce($missing, [])
 WITH r, recorded, retired, learning
 CALL (r) {
   WITH r WHERE r.learned = true AND r.experience_embedding IS NULL AND r.query_embedding IS NOT NULL
   SET r.experience_pending = true
+}
+CALL (r) {
+  WITH r WHERE r.learned = false AND (r.experience_embedding IS NOT NULL OR r.experience_pending)
+  REMOVE r.experience_embedding, r.experience_pending
 }
 WITH r, recorded, retired, learning,
      COLLECT { MATCH (r)-[:EXPOSED]->(m:Memory)

@@ -210,10 +210,37 @@ CALL (outside) {
 RETURN [r IN reached WHERE r.m.id IN $pool_ids | {id: r.m.id, walk: r.walk, paths: r.paths}] + described
        AS walked;
 
+// name: experience_lessons
+// fragment: expects `r` (a learned retrieval of $scope) and `similarity` (its question's to the
+// closest cue, on the model's question scale) bound, one row per retrieval.
+// What the $k most similar earlier questions taught, one row per lesson: the effective (latest
+// accepted) assessment of a memory still active, when it is a lesson for this question — used
+// (helped, no_effect or harmed), or irrelevant from a question at least $irrelevant_at similar
+// (irrelevant is about one question: for a less similar one it says nothing). Neutral
+// assessments (not_used, unassessable, already_known) teach nothing, so a retrieval that holds
+// only them neither takes one of the $k places nor brings its memories into the candidate pool:
+// honest not_used feedback leaves every later catalog as it was. Ties go to the retrieval id, so
+// equal stores give equal catalogs.
+CALL (r, similarity) {
+  MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
+  WHERE m.status = 'active' AND m.scope = $scope
+    AND (a.assessment = 'used' OR (a.assessment = 'irrelevant' AND similarity >= $irrelevant_at))
+    AND NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
+  RETURN collect({m: m, a: a}) AS lessons
+}
+WITH r, similarity, lessons WHERE size(lessons) > 0
+WITH similarity, lessons ORDER BY similarity DESC, r.id LIMIT $k
+UNWIND lessons AS lesson
+WITH lesson.m AS m, lesson.a AS a, similarity
+WITH m, a, similarity, m.embedding AS v
+RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
+       [e IN $embeddings | 2 * vector.similarity.cosine(v, e) - 1] AS similarities,
+       m.content AS content, m.type AS type, m.salience AS salience,
+       m.integration AS integration, m.integration_version AS integration_version;
+
 // name: experience
-// What feedback on earlier, similar questions of this scope learned: the effective accepted
-// assessments of the most similar past retrievals that received feedback, for memories that are
-// still active. This form, for Neo4j 5.26, is an exact cosine scan; on 2026.01+ experience_search
+// What feedback on earlier, similar questions of this scope taught (experience_lessons): the
+// lessons of the most similar past retrievals that have any, for memories that are still active. This form, for Neo4j 5.26, is an exact cosine scan; on 2026.01+ experience_search
 // finds them through a vector index. The scan reads the $window most recent learned retrievals of
 // the scope (newest first through the (scope, learned, created_at) index): each costs ~14 us of
 // Neo4j CPU, and a scope gains one with every feedback that teaches something (8,000 took 120 ms
@@ -226,24 +253,18 @@ WITH r, [e IN $embeddings | vector.similarity.cosine(v, e)] AS similarities
 WITH r, 2 * reduce(best = 0.0, s IN similarities | CASE WHEN s > best THEN s ELSE best END) - 1
         AS similarity
 WHERE similarity >= $min_similarity
-WITH r, similarity ORDER BY similarity DESC LIMIT $k
-MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
-WHERE m.status = 'active' AND m.scope = $scope
-  AND NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
-WITH m, similarity, a, m.embedding AS v
-RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
-       [e IN $embeddings | 2 * vector.similarity.cosine(v, e) - 1] AS similarities,
-       m.content AS content, m.type AS type, m.salience AS salience,
-       m.integration AS integration, m.integration_version AS integration_version;
+// include: experience_lessons
 
 // name: experience_search
 // experience through the vector index of learned retrievals' query vectors (Neo4j 2026.01+): per
-// cue the $k nearest learned retrievals of this scope, filtered inside the index; the best over the
-// cues is each one's similarity, and their union holds the exact top-$k of the scan above (a
-// retrieval in that top-$k is within its best cue's top-$k). The scan reads every learned
+// cue the $search_k nearest learned retrievals of this scope, filtered inside the index; the best
+// over the cues is each one's similarity. Their union holds the scan's top-$k (a retrieval in that
+// top-$k is within its best cue's nearest) unless more than $search_k - $k retrievals nearer to that
+// cue teach nothing for this question (irrelevant marks from a less similar one): $search_k is
+// 4 * $k, so lessons found agree with the scan's. The scan reads every learned
 // retrieval of the scope — ~0.1 ms each, growing with every feedback ever given (8,000 took
 // ~0.9 s); the search stays ~12 ms. Like vector_search_filtered, SEARCH only runs when the scope
-// has at least $search_from (= 2 * $k) learned retrievals (a LIMIT above the live matches can
+// has at least $search_from (= 2 * $search_k) learned retrievals (a LIMIT above the live matches can
 // hang Neo4j 2026.09.0); fewer are compared exactly, through a seek keyed on the guard (see
 // vector_search_filtered: otherwise every search also read all of the scope's learned retrievals).
 // Retrievals whose feedback has not yet been moved into the index (experience_pending, see
@@ -262,7 +283,7 @@ CALL (live) {
     SEARCH r IN (
       VECTOR INDEX retrieval_experience_embedding FOR e
       WHERE r.scope = $scope
-      LIMIT $k
+      LIMIT $search_k
     ) SCORE AS score
   RETURN r, max(2 * score - 1) AS similarity
   UNION ALL
@@ -282,15 +303,7 @@ CALL (live) {
 }
 WITH r, max(similarity) AS similarity
 WHERE similarity >= $min_similarity
-WITH r, similarity ORDER BY similarity DESC LIMIT $k
-MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
-WHERE m.status = 'active' AND m.scope = $scope
-  AND NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
-WITH m, similarity, a, m.embedding AS v
-RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
-       [e IN $embeddings | 2 * vector.similarity.cosine(v, e) - 1] AS similarities,
-       m.content AS content, m.type AS type, m.salience AS salience,
-       m.integration AS integration, m.integration_version AS integration_version;
+// include: experience_lessons
 
 // name: freeze_retrieval
 // fragment: expects `ses` (an open session) bound; leaves `r` (the new retrieval) bound.

@@ -19,12 +19,9 @@ from typing import Any
 from slowave_graph.app import App
 from slowave_graph.bench.datasets import Dataset, Query
 from slowave_graph.bench.metrics import Ranked, by_category, pathway_report, summarize
-from slowave_graph.bench.retrieval import BENCH_CLIENT, Corpus, ingest, progress, ranked_items, retriever_for
-from slowave_graph.contract.activate import ActivateRequest
-from slowave_graph.contract.feedback import FeedbackRequest
-from slowave_graph.contract.recall import RecallRequest
+from slowave_graph.bench.retrieval import AgentSessions, Corpus, ingest, progress, ranked_items, retriever_for
 from slowave_graph.services.ranking import RankingPolicy
-from slowave_graph.services.retrieval import RecallService, Retriever
+from slowave_graph.services.retrieval import Retriever
 
 
 async def _rank_all(
@@ -54,39 +51,22 @@ async def _train(
     """Ask each training question through recall and give oracle feedback on what was shown.
     With ``pages`` > 1 the agent reads on (continue_from) while no shown memory holds evidence,
     as one that has not found its answer would, up to that many pages of 10."""
-    recall = app.services.recall
-    if retriever is not recall.retriever:  # an ablation: recall runs that policy too
-        recall = RecallService(app.repo, app.embedder, retriever.policy, retriever.clock)
-    sessions: dict[str, str] = {}
+    agent = AgentSessions(app, retriever)
     counts = {"retrievals": 0, "pages": 0, "used": 0, "irrelevant": 0}
     bar = progress(len(queries), "feedback")
     for q in queries:
         corpus = corpora[q.corpus]
-        if q.corpus not in sessions:
-            request = ActivateRequest(
-                task="Answer questions about the conversation",
-                initial_goal="Answer correctly",
-                scope=corpus.scope,
-            )
-            act = await app.services.activation.activate(request, BENCH_CLIENT)
-            sessions[q.corpus] = act.session_id
-        shown = await recall.recall(
-            RecallRequest(session_id=sessions[q.corpus], scope=corpus.scope, query=q.text, page_size=10),
-            BENCH_CLIENT,
-        )
+        shown = await agent.ask(corpus, q.text)
         seen = list(shown.memories)
         read, cursor = 1, shown.continue_from
         while (
             read < pages and cursor and not any(corpus.refs_of.get(m.memory_id, set()) & q.gold for m in seen)
         ):
-            more = await recall.recall(
-                RecallRequest(session_id=sessions[q.corpus], scope=corpus.scope, continue_from=cursor),
-                BENCH_CLIENT,
-            )
+            more = await agent.read_on(corpus, cursor)
             seen += more.memories
             read, cursor = read + 1, more.continue_from
         counts["pages"] += read
-        entries = []
+        entries: list[dict[str, Any]] = []
         for memory in seen:
             if corpus.refs_of.get(memory.memory_id, set()) & q.gold:
                 entries.append({"memory_id": memory.memory_id, "assessment": "used", "effect": "helped"})
@@ -94,12 +74,7 @@ async def _train(
             else:
                 entries.append({"memory_id": memory.memory_id, "assessment": "irrelevant"})
                 counts["irrelevant"] += 1
-        await app.services.feedback.feedback(
-            FeedbackRequest.model_validate(
-                {"retrieval_id": shown.retrieval_id, "memory_feedback": entries, "coverage": "complete"}
-            ),
-            BENCH_CLIENT,
-        )
+        await agent.assess(shown.retrieval_id, entries)
         counts["retrievals"] += 1
         bar.update(1)
     bar.close()

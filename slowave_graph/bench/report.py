@@ -48,7 +48,31 @@ def markdown(result: dict[str, Any]) -> str:
         ]
     if result.get("ablation"):
         lines += ["", *ablation_markdown(result["ablation"])]
+    if result.get("neutral_feedback"):
+        lines += ["", *neutral_markdown(result, result["neutral_feedback"])]
     return "\n".join(lines) + "\n"
+
+
+def neutral_markdown(result: dict[str, Any], neutral: dict[str, Any]) -> list[str]:
+    """The plain run beside the same questions asked with every retrieval closed by not_used."""
+    questions = neutral["overall"]["questions"]
+    lines = [
+        "Neutral feedback (each question through recall, every retrieval closed with not_used before "
+        "the next; it must change nothing):",
+        "",
+        "| run | R@5 | R@10 | nDCG@10 | R@10 errata | catalogs changed | top 10 changed |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, run, changed in (
+        ("no feedback", result, ("–", "–")),
+        ("neutral feedback", neutral, (neutral["changed_catalogs"], neutral["changed_top10"])),
+    ):
+        o, e = run["overall"], run["overall_errata_gold"]
+        lines.append(
+            f"| {name} | {o['recall@5']:.3f} | {o['recall@10']:.3f} | {o['ndcg@10']:.3f} | "
+            f"{e['recall@10']:.3f} | {changed[0]} / {questions} | {changed[1]} / {questions} |"
+        )
+    return lines
 
 
 def ablation_markdown(runs: list[dict[str, Any]]) -> list[str]:

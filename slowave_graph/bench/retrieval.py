@@ -15,11 +15,14 @@ from typing import Any
 from slowave_graph.app import App
 from slowave_graph.bench.datasets import Dataset, Doc, Query
 from slowave_graph.bench.metrics import Ranked, by_category, percentiles, summarize
-from slowave_graph.contract.activate import ActivateRequest
+from slowave_graph.contract.activate import ActivateRequest, ActivateResult
+from slowave_graph.contract.feedback import FeedbackRequest
+from slowave_graph.contract.recall import RecallRequest, RecallResult
 from slowave_graph.contract.remember import RememberBatchResult, RememberRequest
+from slowave_graph.demo.driver import complete_feedback
 from slowave_graph.services.context import ClientInfo
 from slowave_graph.services.ranking import RankingPolicy
-from slowave_graph.services.retrieval import Retriever
+from slowave_graph.services.retrieval import RecallService, Retriever
 
 BATCH = 100
 BENCH_CLIENT = ClientInfo(name="slowave-graph-bench", version="1")
@@ -102,21 +105,33 @@ async def ranked_ids(app: App, scope: str, question: str, retriever: Retriever |
     return [memory_id for memory_id, _ in await ranked_items(app, scope, question, retriever)]
 
 
+def scored(corpora: dict[str, Corpus], queries: list[Query], lists: list[list[str]]) -> dict[str, Any]:
+    """Recall by category (both golds) of one ranked list of memory ids per question."""
+    results, alt_results = [], []
+    for q, ids in zip(queries, lists, strict=True):
+        corpus = corpora[q.corpus]
+        items = [frozenset(corpus.refs_of.get(i, set())) for i in ids]
+        results.append(Ranked(items, frozenset(q.gold), q.category))
+        alt_results.append(Ranked(items, frozenset(q.alt_gold or q.gold), q.category))
+    return {
+        "overall": summarize(results),
+        "overall_errata_gold": summarize(alt_results),
+        "by_category": by_category(results),
+    }
+
+
 async def measure(
     app: App, corpora: dict[str, Corpus], queries: list[Query], retriever: Retriever, probes: bool
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[list[str]]]:
     """One policy over ingested corpora: recall by category (both golds), the off-topic probes,
-    latency."""
-    results, alt_results, latencies = [], [], []
+    latency; and the ranked list of each question."""
+    lists, latencies = [], []
     bar = progress(len(queries), f"queries ({retriever.policy.version})")
     for q in queries:
         corpus = corpora[q.corpus]
         t0 = time.perf_counter()
-        ids = await ranked_ids(app, corpus.scope, q.text, retriever)
+        lists.append(await ranked_ids(app, corpus.scope, q.text, retriever))
         latencies.append((time.perf_counter() - t0) * 1000)
-        items = [frozenset(corpus.refs_of.get(i, set())) for i in ids]
-        results.append(Ranked(items, frozenset(q.gold), q.category))
-        alt_results.append(Ranked(items, frozenset(q.alt_gold or q.gold), q.category))
         bar.update(1)
     bar.close()
 
@@ -132,13 +147,87 @@ async def measure(
             "empty": empty,
             "empty_share": round(empty / total, 4) if total else None,
         }
-    return {
+    report = {
         "policy": retriever.policy.version,
-        "overall": summarize(results),
-        "overall_errata_gold": summarize(alt_results),
-        "by_category": by_category(results),
+        **scored(corpora, queries, lists),
         "offtopic": probe_report,
         "latency_ms": percentiles(latencies),
+    }
+    return report, lists
+
+
+class AgentSessions:
+    """Questions asked the way an agent asks them: through the recall tool's service, in one open
+    session per corpus, activated as a task is."""
+
+    def __init__(self, app: App, retriever: Retriever | None = None) -> None:
+        self.app = app
+        recall = app.services.recall
+        if retriever is not None and retriever is not recall.retriever:  # an ablation's policy
+            recall = RecallService(app.repo, app.embedder, retriever.policy, retriever.clock)
+        self.recall = recall
+        self.activations: dict[str, ActivateResult] = {}
+
+    async def session(self, corpus: Corpus) -> str:
+        if corpus.scope not in self.activations:
+            request = ActivateRequest(
+                task="Answer questions about the conversation",
+                initial_goal="Answer correctly",
+                scope=corpus.scope,
+            )
+            self.activations[corpus.scope] = await self.app.services.activation.activate(
+                request, BENCH_CLIENT
+            )
+        return self.activations[corpus.scope].session_id
+
+    async def ask(self, corpus: Corpus, question: str, page_size: int = 10) -> RecallResult:
+        session = await self.session(corpus)
+        request = RecallRequest(session_id=session, scope=corpus.scope, query=question, page_size=page_size)
+        return await self.recall.recall(request, BENCH_CLIENT)
+
+    async def read_on(self, corpus: Corpus, cursor: str) -> RecallResult:
+        session = await self.session(corpus)
+        request = RecallRequest(session_id=session, scope=corpus.scope, continue_from=cursor)
+        return await self.recall.recall(request, BENCH_CLIENT)
+
+    async def assess(self, retrieval_id: str, memory_feedback: list[dict[str, Any]]) -> None:
+        """Feedback on a retrieval, coverage complete (procedures shown: not used)."""
+        request = {"retrieval_id": retrieval_id, "memory_feedback": memory_feedback, "coverage": "complete"}
+        await self.app.services.feedback.feedback(FeedbackRequest.model_validate(request), BENCH_CLIENT)
+
+    async def assess_neutrally(self, shown: ActivateResult | RecallResult) -> None:
+        """Everything a retrieval showed marked not_used, coverage complete: what an honest agent
+        reports for what did not influence its work."""
+        request = complete_feedback(shown.model_dump(mode="json"), "not_used")
+        await self.app.services.feedback.feedback(FeedbackRequest.model_validate(request), BENCH_CLIENT)
+
+
+async def measure_neutral(
+    app: App, corpora: dict[str, Corpus], queries: list[Query], retriever: Retriever, plain: list[list[str]]
+) -> dict[str, Any]:
+    """The questions again, asked as an honest agent asks them: each through recall in a session,
+    and every retrieval closed with neutral feedback (not_used, coverage complete) before the next
+    question. Neutral feedback has no influence, so every catalog must equal ``plain``'s (the same
+    questions with no feedback at all); ``changed`` counts those that do not."""
+    agent = AgentSessions(app, retriever)
+    lists: list[list[str]] = []
+    bar = progress(len(queries), "queries (neutral feedback)")
+    for q in queries:
+        corpus = corpora[q.corpus]
+        if corpus.scope not in agent.activations:
+            await agent.session(corpus)
+            await agent.assess_neutrally(agent.activations[corpus.scope])
+        shown = await agent.ask(corpus, q.text)
+        [frozen] = await app.db.run_read("bench_frozen_catalog", retrieval_id=shown.retrieval_id)
+        lists.append(list(frozen["ids"]))
+        await agent.assess_neutrally(shown)
+        bar.update(1)
+    bar.close()
+    return {
+        "policy": retriever.policy.version,
+        **scored(corpora, queries, lists),
+        "changed_catalogs": sum(a != b for a, b in zip(lists, plain, strict=True)),
+        "changed_top10": sum(a[:10] != b[:10] for a, b in zip(lists, plain, strict=True)),
     }
 
 
@@ -148,9 +237,12 @@ async def run(
     limit: int | None = None,
     probes: bool = True,
     policies: list[RankingPolicy] | None = None,
+    neutral_feedback: bool = False,
 ) -> dict[str, Any]:
     """Ingest once, then measure each policy (default: the server's) on the same memories. The
-    result's top-level figures are the last policy's; ``ablation`` has every policy's."""
+    result's top-level figures are the last policy's; ``ablation`` has every policy's. With
+    ``neutral_feedback`` the last policy's questions are asked once more as an honest agent asks
+    them (``measure_neutral``), after every plain run: its feedback stays in the scopes."""
     run_id = secrets.token_hex(3)
     corpora: dict[str, Corpus] = {}
     started = time.perf_counter()
@@ -160,10 +252,15 @@ async def run(
     doc_count = sum(len(d) for d in dataset.corpora.values())
 
     queries = dataset.queries[:limit] if limit else dataset.queries
-    runs = [
+    measured = [
         await measure(app, corpora, queries, retriever_for(app, policy), probes)
         for policy in (policies or [app.services.recall.policy])
     ]
+    runs = [report for report, _ in measured]
+    neutral = None
+    if neutral_feedback:
+        retriever = retriever_for(app, (policies or [app.services.recall.policy])[-1])
+        neutral = await measure_neutral(app, corpora, queries, retriever, measured[-1][1])
     return {
         "dataset": dataset.name,
         "run_id": run_id,
@@ -180,5 +277,6 @@ async def run(
         },
         **runs[-1],
         "ablation": runs if len(runs) > 1 else [],
+        **({"neutral_feedback": neutral} if neutral else {}),
         "scopes": [c.scope for c in corpora.values()],
     }

@@ -45,6 +45,12 @@ def _register_retrieval(bench_sub: Any, common: Common) -> None:
     retrieval.add_argument("--errata", help="LoCoMo errata JSON (corrected evidence, a secondary gold)")
     _question_run(retrieval, "JSON, Markdown and PNG", "repeatable, one ingest: an ablation")
     retrieval.add_argument("--no-probes", action="store_true", help="skip the off-topic probes")
+    retrieval.add_argument(
+        "--neutral-feedback",
+        action="store_true",
+        help="also ask every question through recall and close each retrieval with not_used before the "
+        "next, as an honest agent does; reported beside the plain figures, which it must equal",
+    )
     common(retrieval)
 
 
@@ -167,7 +173,12 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
     async with open_app(settings) as app:
         if args.bench == "retrieval":
             result = await bench_retrieval.run(
-                app, dataset, limit=args.limit, probes=not args.no_probes, policies=policies
+                app,
+                dataset,
+                limit=args.limit,
+                probes=not args.no_probes,
+                policies=policies,
+                neutral_feedback=args.neutral_feedback,
             )
         else:
             result = await bench_learning.run(

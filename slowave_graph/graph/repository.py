@@ -85,6 +85,9 @@ SCAN_ALL = 2**62
 # On Neo4j 5.26 the experience lookup compares the cues with this many of a scope's most recent
 # learned retrievals (an exact scan; 2026.x searches all of them through a vector index).
 EXPERIENCE_WINDOW = 1_000
+# The experience index is asked for this many times k nearest retrievals per cue: those that
+# teach nothing for the question at hand (experience_lessons) leave enough that do.
+EXPERIENCE_SEARCH_PER_K = 4
 
 
 def search_from(k: int) -> int:
@@ -611,13 +614,29 @@ class GraphRepository:
         )
 
     async def experience(
-        self, *, scope: str, embeddings: list[list[float]], min_similarity: float, k: int
+        self,
+        *,
+        scope: str,
+        embeddings: list[list[float]],
+        min_similarity: float,
+        irrelevant_at: float,
+        k: int,
     ) -> list[ExperienceRow]:
-        """Effective assessments from the past retrievals of this scope most similar to the cues:
-        through the retrieval vector index where the server filters inside it, else a scan."""
-        params = {"scope": scope, "embeddings": embeddings, "min_similarity": min_similarity, "k": k}
+        """The lessons of the past retrievals of this scope most similar to the cues (used marks;
+        irrelevant marks of questions at least ``irrelevant_at`` similar): through the retrieval
+        vector index where the server filters inside it, else a scan."""
+        params = {
+            "scope": scope,
+            "embeddings": embeddings,
+            "min_similarity": min_similarity,
+            "irrelevant_at": irrelevant_at,
+            "k": k,
+        }
         if self._filtered(self.vector_strategy):
-            found = await self.db.run_read("experience_search", **params, search_from=search_from(k))
+            search_k = EXPERIENCE_SEARCH_PER_K * k
+            found = await self.db.run_read(
+                "experience_search", **params, search_k=search_k, search_from=search_from(search_k)
+            )
         else:
             found = await self.db.run_read("experience", **params, window=EXPERIENCE_WINDOW)
         return cast(list[ExperienceRow], found)
@@ -685,7 +704,7 @@ class GraphRepository:
 
         written = cast(list[WriteFeedbackRow], await rows(
             tx, self.db.q("write_feedback"), retrieval_id=retrieval_id, events=events, retire=retire,
-            memory_ids=memory_ids, procedure_ids=procedure_ids, learned=bool(memory_ids), now=now,
+            memory_ids=memory_ids, procedure_ids=procedure_ids, now=now,
             client_name=client_name, client_version=client_version, retrieval_quality=retrieval_quality,
             missing=missing, declare_complete=decision.declare_complete,
         ))  # fmt: skip

@@ -314,6 +314,7 @@ class Retriever:
                 scope=scope,
                 embeddings=embeddings,
                 min_similarity=scale.question_cosine(policy.experience_min_similarity),
+                irrelevant_at=scale.question_cosine(policy.irrelevant_similarity),
                 k=policy.experience_k,
             )
             if with_experience

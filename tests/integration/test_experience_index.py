@@ -77,11 +77,15 @@ async def test_concurrent_batches_move_each_mark_once_and_lose_none(app: App, sc
         await learn(mine, scope, questions)
         assert await state(app, scope) == [(None, True)] * len(questions)
         [cue] = await app.embedder.aembed([questions[3]])
-        before = await app.repo.experience(scope=scope, embeddings=[cue], min_similarity=0.9, k=5)
+        before = await app.repo.experience(
+            scope=scope, embeddings=[cue], min_similarity=0.9, irrelevant_at=0.9, k=5
+        )
         assert before, "a marked retrieval already counts as experience"
         first, second = ExperienceIndexer(app.repo, batch=5), ExperienceIndexer(mine.repo, batch=5)
         moved = await asyncio.gather(first.flush(), second.flush())
         assert sum(moved) >= len(questions)
         assert await state(app, scope) == [(True, None)] * len(questions)
-        after = await app.repo.experience(scope=scope, embeddings=[cue], min_similarity=0.9, k=5)
+        after = await app.repo.experience(
+            scope=scope, embeddings=[cue], min_similarity=0.9, irrelevant_at=0.9, k=5
+        )
         assert after == before

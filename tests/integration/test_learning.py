@@ -138,11 +138,20 @@ async def test_feedback_becomes_experience_for_similar_questions(app: App, scope
         )
     repo = app.repo
     vectors = await app.embedder.aembed(["Which job processes refunds?", "What is the capital of Peru?"])
-    same = await repo.experience(scope=scope, embeddings=vectors[:1], min_similarity=0.75, k=5)
+    same = await repo.experience(
+        scope=scope, embeddings=vectors[:1], min_similarity=0.75, irrelevant_at=0.9, k=5
+    )
     used = [r for r in same if r["id"] == refunds]
     assert used and used[0]["assessment"] == "used" and used[0]["similarity"] > 0.99
-    assert await repo.experience(scope=scope, embeddings=vectors[1:], min_similarity=0.75, k=5) == []
-    elsewhere = await repo.experience(scope=scope + "-x", embeddings=vectors[:1], min_similarity=0.75, k=5)
+    assert (
+        await repo.experience(
+            scope=scope, embeddings=vectors[1:], min_similarity=0.75, irrelevant_at=0.9, k=5
+        )
+        == []
+    )
+    elsewhere = await repo.experience(
+        scope=scope + "-x", embeddings=vectors[:1], min_similarity=0.75, irrelevant_at=0.9, k=5
+    )
     assert elsewhere == [], "experience never crosses scopes"
 
 

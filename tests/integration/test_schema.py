@@ -194,7 +194,9 @@ async def test_experience_search_agrees_with_the_scan(app: App, scope: str) -> N
         found = {}
         for strategy in ("scan", "filtered"):
             repo = GraphRepository(app.db, idle_timeout=3600, vector_strategy=strategy)  # type: ignore[arg-type]
-            rows = await repo.experience(scope=scope, embeddings=cues, min_similarity=0.5, k=3)
+            rows = await repo.experience(
+                scope=scope, embeddings=cues, min_similarity=0.5, irrelevant_at=0.5, k=3
+            )
             found[strategy] = sorted(
                 (r["id"], round(float(r["similarity"]), 4), r["assessment"]) for r in rows
             )
@@ -242,7 +244,14 @@ async def test_experience_search_agrees_with_the_scan(app: App, scope: str) -> N
     await app.db.run_write("delete_scope", scope=scope)
     assert (
         await app.db.run_read(
-            "experience_search", scope=scope, embeddings=cues, min_similarity=0.0, k=3, search_from=6
+            "experience_search",
+            scope=scope,
+            embeddings=cues,
+            min_similarity=0.0,
+            irrelevant_at=0.0,
+            k=3,
+            search_k=3,
+            search_from=6,
         )
         == []
     )
@@ -275,7 +284,9 @@ async def test_the_exact_experience_scan_reads_the_most_recent_lessons(
     repo = GraphRepository(app.db, idle_timeout=3600, vector_strategy="scan")
 
     async def lessons() -> set[str]:
-        rows = await repo.experience(scope=scope, embeddings=cues, min_similarity=0.3, k=10)
+        rows = await repo.experience(
+            scope=scope, embeddings=cues, min_similarity=0.3, irrelevant_at=0.3, k=10
+        )
         return {r["id"] for r in rows}
 
     assert await lessons() == taught[0] | taught[1] | taught[2]
@@ -418,7 +429,14 @@ async def test_the_index_of_every_retrieval_query_is_retired_for_learned_ones(ap
 
     async def experience() -> list[str]:
         rows = await app.db.run_read(
-            "experience_search", scope=scope, embeddings=[cue], min_similarity=0.8, k=5, search_from=10
+            "experience_search",
+            scope=scope,
+            embeddings=[cue],
+            min_similarity=0.8,
+            irrelevant_at=0.8,
+            k=5,
+            search_k=5,
+            search_from=10,
         )
         return sorted({str(r["id"]) for r in rows})
 
@@ -521,7 +539,7 @@ async def test_a_guarded_search_reads_only_what_its_guard_needs(app: App, scope:
     [vector] = await app.embedder.aembed(["How is the billing service deployed?"])
     k = 1
     assert search_from(k) < len(services), "each index holds more than the guard counts: SEARCH runs"
-    extra = {"vector_search_filtered": {}, "experience_search": {"min_similarity": 0.0},
+    extra = {"vector_search_filtered": {}, "experience_search": {"min_similarity": 0.0, "irrelevant_at": 0.0, "search_k": k},
              "procedure_search_filtered": {"floor": 0.0}}  # fmt: skip
     for name, params in extra.items():
         records, plan = await profiled(
