@@ -112,7 +112,8 @@ CALL (m) {
 // - bridges: [before, after] pairs around it on a NEXT chain (what a session remembered in
 //   sequence): they become neighbours, as if it had never been said (a claim remembered again in
 //   another session has neighbours there too: each one before it meets each one after);
-// - catalogs: retrievals whose frozen catalog lists it (served or not). Its place is kept — pages
+// - catalogs: retrievals whose frozen catalog lists it (served or not), or names it beside an item
+//   (folding's also_stored_as, conflicts_with). Its place is kept — pages
 //   are cut from the catalog by position, so what was shown stays on its page and rank — and its id
 //   becomes the tombstone $forgotten, which later pages skip and the audit expects unexposed;
 // - covered: retrievals whose complete-coverage declaration counted its exposure (made no later
@@ -128,6 +129,7 @@ WITH *,
                RETURN [before, after] } AS bridges,
      COLLECT { MATCH (:Scope {id: m.scope})<-[:IN_SCOPE]-(:Session)-[:RETRIEVED]->(r:Retrieval)
                WHERE m.id IN r.catalog_ids
+                  OR any(x IN coalesce(r.catalog_links, []) WHERE x CONTAINS '"' + m.id + '"')
                RETURN r } AS catalogs,
      COLLECT { MATCH (r:Retrieval)-[x:EXPOSED]->(m)
                WHERE r.complete_exposures IS NOT NULL
@@ -183,6 +185,9 @@ CALL (m, catalogs) {
         THEN [i IN range(0, size(ids) - 1) |
               CASE WHEN ids[i] = m.id THEN '' ELSE r.catalog_associations[i] END] END
   SET r.catalog_ids = [id IN ids | CASE WHEN id = m.id THEN $forgotten ELSE id END]
+  // the duplicates and updates folding named beside other items (JSON lists of ids)
+  SET r.catalog_links = CASE WHEN r.catalog_links IS NOT NULL
+        THEN [x IN r.catalog_links | replace(x, '"' + m.id + '"', '"' + $forgotten + '"')] END
 }
 CALL (covered) {
   UNWIND covered AS r

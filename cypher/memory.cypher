@@ -52,6 +52,7 @@ OPTIONAL CALL (s, allowed, replay) {
   }
   WITH ses, scope, written, [w IN written | CASE WHEN w.created THEN w.m END] AS made
   // include: link_concepts
+  // include: link_similar
   // NEXT links what a session remembered in sequence (across calls, via the session's last
   // memory): episodic context that retrieval uses to let neighbouring memories support each other.
   CALL (ses, written) {
@@ -98,6 +99,27 @@ SET m.id = 'sch_' + toString(n), m.content = item.content, m.type = item.type,
 WITH scope, m, item
 CALL db.create.setNodeVectorProperty(m, 'embedding', item.embedding)
 CREATE (m)-[:IN_SCOPE]->(scope)
+
+// name: link_similar
+// fragment: expects `made` bound: per position in $items, the memory this statement created for
+// it, or null (a claim that matched an existing memory is that memory, already linked).
+// The near-duplicates and updates found for each new claim before the write (remember's
+// judgement, services/consolidation.py): (:Memory)-[:SIMILAR_TO {kind, score, at}]->(:Memory),
+// from the new claim to the memory it repeats (kind duplicate) or updates (kind update) — a stored
+// memory (target_id) or an earlier claim of the same call (target_position). Retrieval shows a
+// duplicate cluster once and an update pair together. A target retired or forgotten since the
+// judgement gets no link.
+CALL (made) {
+  UNWIND range(0, size($items) - 1) AS position
+  WITH made[position] AS m, $items[position].links AS links
+  WHERE m IS NOT NULL
+  UNWIND coalesce(links, []) AS link
+  OPTIONAL MATCH (stored:Memory {id: link.target_id})
+  WITH m, link, coalesce(stored, made[link.target_position]) AS target
+  WHERE target IS NOT NULL AND target <> m AND target.status = 'active' AND target.scope = m.scope
+  MERGE (m)-[s:SIMILAR_TO]->(target)
+    ON CREATE SET s.kind = link.kind, s.score = link.score, s.at = $now
+}
 
 // name: link_concepts
 // fragment: expects `made` bound: per position in $items, the memory this statement created for

@@ -263,6 +263,11 @@ CALL (row, a, b) {
   SET r = row.props
 }
 CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'SIMILAR_TO'
+  MERGE (a)-[r:SIMILAR_TO]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
   WITH row, a, b WHERE row.type = 'ASSESSED'
   MERGE (a)-[r:ASSESSED {event_id: row.props.event_id}]->(b)
   SET r = row.props
@@ -299,6 +304,7 @@ CALL (fresh, memory_base) {
 }
 WITH written, [w IN written | CASE WHEN w.created THEN w.m END] AS made
 // include: link_concepts
+// include: link_similar
 CALL (written) {
   UNWIND $sessions AS session_id
   MATCH (ses:Session {id: session_id})

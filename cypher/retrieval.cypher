@@ -315,7 +315,8 @@ CREATE (r:Retrieval {
   id: $retrieval_id, principal: $principal, kind: $kind, query: $query, policy_version: $policy_version,
   scope: $scope, session_id: ses.id, page_size: $page_size, created_at: $now,
   catalog_ids: $catalog_ids, catalog_pathways: $catalog_pathways,
-  catalog_associations: $catalog_associations, catalog_procedures: $catalog_procedures,
+  catalog_associations: $catalog_associations, catalog_links: $catalog_links,
+  catalog_procedures: $catalog_procedures,
   relevant_total: $relevant_total, catalog_truncated: $catalog_truncated, pages_served: 1
 })
 CREATE (ses)-[:RETRIEVED]->(r)
@@ -380,7 +381,7 @@ MATCH (cur:Cursor {id: $cursor_id})-[:CONTINUES]->(r:Retrieval)
 WHERE coalesce(r.principal, 'local') = $principal
 RETURN cur.session_id AS session_id, cur.scope AS scope, cur.page AS page,
        r.id AS retrieval_id, r.catalog_ids AS catalog_ids, r.catalog_pathways AS catalog_pathways,
-       r.catalog_associations AS catalog_associations,
+       r.catalog_associations AS catalog_associations, r.catalog_links AS catalog_links,
        // before procedures were paged: none in the catalog (the exposed ones were all on page 1)
        r.catalog_procedures AS catalog_procedures,
        r.page_size AS page_size, r.relevant_total AS relevant_total,
@@ -414,6 +415,21 @@ CALL (r) {
   MERGE (n)-[:CONTINUES]->(r)
 }
 RETURN r.id AS retrieval_id;
+
+// name: catalog_links
+// The SIMILAR_TO links of a catalog's memories, for folding (services/folding.py): duplicates
+// among them, and updates with either end among them — the other end comes along, if active, with
+// what a page shows of it, since an update pair is shown together. created_at (epoch
+// milliseconds) orders an update group newest first.
+UNWIND $ids AS id
+MATCH (m:Memory {id: id})-[s:SIMILAR_TO]-(o:Memory)
+WHERE o.status = 'active' AND o.scope = m.scope AND (s.kind = 'update' OR o.id IN $ids)
+WITH DISTINCT s
+WITH s, startNode(s) AS newer, endNode(s) AS older
+RETURN newer.id AS newer, older.id AS older, s.kind AS kind,
+       [x IN [newer, older] | {id: x.id, content: x.content, type: x.type,
+                               created_at: x.created_at.epochMillis, integration: x.integration,
+                               integration_version: x.integration_version}] AS ends;
 
 // name: memories_for_page
 // Catalog items in catalog order, with what a page and the accessible_field hint need.

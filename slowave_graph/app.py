@@ -150,7 +150,10 @@ async def open_app(settings: Settings, embedder: Embedder | None = None) -> Asyn
             ]
             try:
                 services = Services.build(
-                    repo, model, policy_for(settings.candidate_k, settings.retrieval_graph)
+                    repo,
+                    model,
+                    policy_for(settings.candidate_k, settings.retrieval_graph),
+                    consolidate=settings.consolidation,
                 )
                 yield App(settings, db, model, repo, services, indexer)
             finally:

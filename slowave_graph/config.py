@@ -206,6 +206,13 @@ class Settings(BaseSettings):
         "ranks worse; the reported policy version says which (e.g. graph-v1-direct).",
         validation_alias="SLOWAVE_RETRIEVAL_GRAPH",
     )
+    consolidation: bool = Field(
+        True,
+        description="Find near-duplicates and updates of each memory when it is stored (linked "
+        "SIMILAR_TO in the graph, listed in remember's result) and show a duplicate cluster once and "
+        "an update pair together in retrieval. false: every claim stands alone, as before.",
+        validation_alias="SLOWAVE_CONSOLIDATION",
+    )
     session_idle_timeout: float = Field(
         3600.0,
         gt=0,

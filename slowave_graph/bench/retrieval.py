@@ -87,7 +87,7 @@ def retriever_for(app: App, policy: RankingPolicy | None = None) -> Retriever:
     served = app.services.recall.retriever
     if policy is None or policy == served.policy:
         return served
-    return Retriever(app.repo, app.embedder, policy, served.clock)
+    return Retriever(app.repo, app.embedder, policy, served.clock, served.consolidate)
 
 
 async def ranked_items(
@@ -164,7 +164,9 @@ class AgentSessions:
         self.app = app
         recall = app.services.recall
         if retriever is not None and retriever is not recall.retriever:  # an ablation's policy
-            recall = RecallService(app.repo, app.embedder, retriever.policy, retriever.clock)
+            recall = RecallService(
+                app.repo, app.embedder, retriever.policy, retriever.clock, retriever.consolidate
+            )
         self.recall = recall
         self.activations: dict[str, ActivateResult] = {}
 

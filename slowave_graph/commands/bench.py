@@ -33,6 +33,7 @@ def register(sub: Any, common: Common) -> None:
     _register_learning(bench_sub, common)
     _register_load(bench_sub, common)
     _register_conversations(bench_sub, common)
+    _register_consolidation(bench_sub, common)
     bench.set_defaults(handler=run)
 
 
@@ -120,6 +121,16 @@ def _register_load(bench_sub: Any, common: Common) -> None:
     common(load)
 
 
+def _register_consolidation(bench_sub: Any, common: Common) -> None:
+    consolidation = bench_sub.add_parser(
+        "consolidation",
+        help="near-duplicates and updates told apart from look-alikes, on the labelled pairs shipped "
+        "with the package (no database)",
+    )
+    consolidation.add_argument("--out", default="bench-results", help="directory for JSON and Markdown")
+    common(consolidation)
+
+
 def _register_conversations(bench_sub: Any, common: Common) -> None:
     talks = bench_sub.add_parser(
         "conversations",
@@ -151,6 +162,14 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
 
     if args.bench == "load":
         await _bench_load(settings, args)
+        return
+    if args.bench == "consolidation":
+        from slowave_graph.bench import consolidation
+        from slowave_graph.embedding.embedder import DEFAULT_MODEL, load_embedder
+
+        embedder = await asyncio.to_thread(load_embedder, settings.embedding_model or DEFAULT_MODEL)
+        judged = await consolidation.run(embedder)
+        _write_report(Path(args.out), "consolidation", judged, consolidation.markdown(judged))
         return
     if args.bench == "conversations":
         from slowave_graph.bench import conversations

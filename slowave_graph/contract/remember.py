@@ -68,6 +68,15 @@ class RememberRequest(StrictInput):
         return [RememberItem(content=self.content, type=self.type, occurred_at=self.occurred_at)]
 
 
+class SimilarMemory(Output):
+    memory_id: str
+    kind: Literal["duplicate", "update"] = Field(
+        description="duplicate: says the same in other words (retrieval shows one of them); update: "
+        "the same subject with another value (shown together, newer first)."
+    )
+    excerpt: str
+
+
 class RememberResult(Output):
     stored: bool = Field(description="True when the claim is in memory (new or matched).")
     memory_id: str
@@ -77,6 +86,11 @@ class RememberResult(Output):
     type: MemoryType
     scope: str
     source_event_id: str = Field(description="evt_N — the event that records this call.")
+    similar: list[SimilarMemory] | None = Field(
+        None,
+        description="Stored memories this claim repeats or updates. If it replaces one, mark that one "
+        "stale (superseded, replacement_memory_id = this id) when feedback allows.",
+    )
 
 
 class RememberItemResult(Output):

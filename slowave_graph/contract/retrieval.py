@@ -40,6 +40,14 @@ class Provenance(Output):
         description="Only for memories longer than 1,024 characters: content holds these parts of it "
         "(the sentences that bear on the task first), never a silent cut.",
     )
+    also_stored_as: list[str] | None = Field(
+        None, description="Near-duplicates shown as this one; feedback on it covers them."
+    )
+    conflicts_with: list[str] | None = Field(
+        None,
+        description="Memories on the same subject with other values, shown beside it newest first. "
+        "If one is out of date, mark it stale: superseded, replacement_memory_id = the current one.",
+    )
 
 
 class MemoryItem(Output):

@@ -30,6 +30,7 @@ from slowave_graph.graph.rows import (
     ActivateRetrievalParams,
     AssociatedMemory,
     CandidateContextRow,
+    CatalogLinkRow,
     ClosedSessionRow,
     CloseParams,
     CommitSessionRow,
@@ -126,6 +127,7 @@ class ServedPage:
     catalog_ids: list[str]
     catalog_pathways: list[str]
     catalog_associations: list[str]  # per item: why an associated hit came (JSON), "" for direct
+    catalog_links: list[str]  # per item: what folding noted (JSON), "" for none
     page_procedure_ids: list[str]
     rest_procedure_ids: list[str]
     query: str  # the task or question the retrieval answered
@@ -419,6 +421,7 @@ class GraphRepository:
             # catalogs frozen before associations carried their reasons have none, and before
             # procedures were paged their procedures were all on page 1
             why = list(cur["catalog_associations"] or [""] * len(ids))
+            links = list(cur.get("catalog_links") or [""] * len(ids))
             procedures = list(cur["catalog_procedures"] or [])
             pages = page_of(pathways, int(cur["page_size"]), len(procedures))
             number = int(cur["page"])
@@ -443,7 +446,7 @@ class GraphRepository:
                 next_cursor_id=next_id,
                 now=now,
             )
-            return _served_page(cur, pages, number, ids, pathways, why, procedures, next_id)
+            return _served_page(cur, pages, number, ids, pathways, (why, links), procedures, next_id)
 
         return await self.db.write(work)
 
@@ -463,6 +466,10 @@ class GraphRepository:
         if cur["session_id"] != session_id:
             raise CursorRefused("other_session")
         return cur
+
+    async def catalog_links(self, ids: list[str]) -> list[CatalogLinkRow]:
+        """The SIMILAR_TO links with an end among these memories (catalog_links)."""
+        return cast(list[CatalogLinkRow], await self.db.run_read("catalog_links", ids=ids)) if ids else []
 
     async def memories_by_id(self, ids: list[str]) -> list[PageMemory]:
         return cast(list[PageMemory], await self.db.run_read("memories_for_page", ids=ids)) if ids else []
@@ -514,6 +521,17 @@ class GraphRepository:
             self._vector_search(scope, embeddings, k), fulltext_hits()
         )
         return SearchRows(vector, fulltext, vector_truncated or len(fulltext) >= k)
+
+    async def nearest_memories(
+        self, *, scope: str, embeddings: list[list[float]], k: int
+    ) -> list[list[VectorHit]]:
+        """Per vector, the ``k`` active memories of the scope nearest to it (the vector search
+        retrieval runs): what a new claim is compared with for duplicates and updates."""
+        found, _ = await self._vector_search(scope, embeddings, k)
+        per: list[list[VectorHit]] = [[] for _ in embeddings]
+        for hit in found:
+            per[int(hit["qi"])].append(hit)
+        return per
 
     async def _vector_search(
         self, scope: str, embeddings: list[list[float]], k: int
@@ -782,7 +800,7 @@ def _served_page(
     number: int,
     ids: list[str],
     pathways: list[str],
-    why: list[str],
+    notes: tuple[list[str], list[str]],
     procedures: list[str],
     next_id: str | None,
 ) -> ServedPage:
@@ -797,7 +815,8 @@ def _served_page(
         rest_ids=[ids[i] for p in later for i in p.memories],
         catalog_ids=ids,
         catalog_pathways=pathways,
-        catalog_associations=why,
+        catalog_associations=notes[0],
+        catalog_links=notes[1],
         page_procedure_ids=[procedures[i] for i in page.procedures],
         rest_procedure_ids=[procedures[i] for p in later for i in p.procedures],
         query=str(cur["query"] or ""),

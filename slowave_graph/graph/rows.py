@@ -112,6 +112,7 @@ class CursorRow(TypedDict):
     catalog_ids: list[str]
     catalog_pathways: list[str]
     catalog_associations: list[str] | None  # null: frozen before associations kept their reasons
+    catalog_links: list[str] | None  # null: nothing folded (or frozen before folding)
     catalog_procedures: list[str] | None  # null: frozen before procedures were paged
     page_size: int
     relevant_total: int
@@ -397,6 +398,16 @@ class CommitSessionRow(TypedDict):
 
 
 # ------------------------------------------------------------------ parameters
+class SimilarLink(TypedDict):
+    """A claim's near-duplicate or update (link_similar): a stored memory by id, or an earlier
+    claim of the same call by its position."""
+
+    target_id: str | None
+    target_position: int | None
+    kind: str  # duplicate | update
+    score: float  # the cosine of the two claims
+
+
 class MemoryClaim(TypedDict):
     """A claim as remember_call ($items) and bulk_remember_memories store it (remember.memory_row)."""
 
@@ -406,6 +417,7 @@ class MemoryClaim(TypedDict):
     active_key: str
     content_hash: str
     embedding: list[float]
+    links: list[SimilarLink]
 
 
 class RememberItem(MemoryClaim):
@@ -461,6 +473,7 @@ class FrozenCatalog(TypedDict):
     catalog_ids: list[str]
     catalog_pathways: list[str]
     catalog_associations: list[str] | None  # None: no associated hit
+    catalog_links: list[str] | None  # per item: what folding noted (JSON), "" for none; None: nothing
     catalog_procedures: list[str]
     relevant_total: int
     catalog_truncated: bool
@@ -569,3 +582,23 @@ class CloseParams(TypedDict):
     verification_status: str
     verification_summary: str
     verification_refs: list[str]
+
+
+class SimilarEnd(TypedDict):
+    """An end of a catalog_links link: what folding and a page need of the memory."""
+
+    id: str
+    content: str
+    type: str
+    created_at: int | None
+    integration: str | None
+    integration_version: str | None
+
+
+class CatalogLinkRow(TypedDict):
+    """catalog_links: a SIMILAR_TO link with an end in the catalog (newer repeats or updates older)."""
+
+    newer: str
+    older: str
+    kind: str
+    ends: list[SimilarEnd]

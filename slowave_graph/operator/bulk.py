@@ -21,7 +21,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterable, Iterable, Iterator, Sized
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,9 @@ from slowave_graph.graph.database import rows
 from slowave_graph.operator.progress import Progress, bar
 from slowave_graph.services import text
 from slowave_graph.services.concepts import EXTRACTOR_VERSION, concept_links
+from slowave_graph.services.consolidation import Link
 from slowave_graph.services.context import LOCAL_PRINCIPAL, new_id, utcnow
-from slowave_graph.services.remember import memory_row
+from slowave_graph.services.remember import judge, memory_row
 
 CLIENT_NAME = "slowave-graph import"
 RECORD_KEYS = frozenset({"scope", "content", "type", "occurred_at"})
@@ -145,6 +146,7 @@ class _Importer:
         self.client = {"client_name": client_name, "client_version": client_version}
         self.result = BulkResult()
         self.pending = 0  # records of the batch being written
+        self.consolidate = app.services.remember.consolidate
 
     async def _open_session(self, tx: AsyncManagedTransaction, scope: str) -> str:
         """A session per scope, opened exactly as activate opens one (same statement)."""
@@ -159,17 +161,28 @@ class _Importer:
         )  # fmt: skip
         return str(opened[0]["session_id"])
 
-    def prepare(self, batch: list[BulkRecord], vectors: list[list[float]]) -> list[dict[str, Any]]:
+    async def prepare(self, batch: list[BulkRecord], vectors: list[list[float]]) -> list[dict[str, Any]]:
         """A batch's statement items, grouped by scope (in order of first appearance), each
-        item's index its position among them; the session ids are filled in by ``write``."""
-        groups: dict[str, list[dict[str, Any]]] = {}
+        item's index its position among them, with the near-duplicates and updates of each claim
+        among its scope's memories and the batch's earlier claims (as remember finds them); the
+        session ids are filled in by ``write``."""
+        groups: dict[str, list[tuple[BulkRecord, list[float]]]] = {}
         for record, vector in zip(batch, vectors, strict=True):
-            groups.setdefault(record.scope, []).append({
-                "scope": record.scope, "scope_token": text.scope_token(record.scope),
-                **memory_row(record.scope, record.content, record.type, record.occurred_at, vector),
-            })  # fmt: skip
-        # rows() gives list parameters a short repr (the driver formats them for its debug log)
-        items = [item for group in groups.values() for item in group]
+            groups.setdefault(record.scope, []).append((record, vector))
+        items: list[dict[str, Any]] = []
+        for scope, group in groups.items():
+            contents = [record.content for record, _ in group]
+            vectors_of = [vector for _, vector in group]
+            links = [[] for _ in group] if not self.consolidate else await judge(
+                self.app.repo, self.app.embedder, scope, contents, vectors_of
+            )  # fmt: skip
+            offset = len(items)
+            for (record, vector), found in zip(group, links, strict=True):
+                moved = [_shifted(x, offset) for x in found]
+                items.append({
+                    "scope": scope, "scope_token": text.scope_token(scope),
+                    **memory_row(scope, record.content, record.type, record.occurred_at, vector, moved),
+                })  # fmt: skip
         for index, item in enumerate(items):
             item["index"] = index
         return items
@@ -214,6 +227,11 @@ class _Importer:
                 now=utcnow(),
                 summary=f"Imported memories into {scope} ({self.result.records} records in this run)",
             )
+
+
+def _shifted(link: Link, offset: int) -> Link:
+    """A link to an earlier claim of a scope's group, named by its position in the whole batch."""
+    return replace(link, target=f"#{offset + int(link.target[1:])}") if link.target.startswith("#") else link
 
 
 async def _batches(records: Iterable[Any] | AsyncIterable[Any], size: int) -> AsyncIterable[list[BulkRecord]]:
@@ -269,11 +287,12 @@ async def import_memories(
                 raise BulkRecordError(
                     f"an embedding is not {app.embedder.dimension}-d ({app.embedder.model_name})"
                 )
-            items = importer.prepare(batch, vectors)  # while the previous batch is written
+            # embedded while the previous batch is written; compared with the store once it is
             if writing is not None:  # batches are written in order: NEXT follows record order
                 await writing
                 if progress is not None:
                     progress.update(importer.pending)
+            items = await importer.prepare(batch, vectors)
             importer.pending = len(batch)
             writing = asyncio.create_task(importer.write(items))
         if writing is not None:

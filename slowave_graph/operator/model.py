@@ -32,6 +32,7 @@ RELATIONSHIP_TYPES = (
     "SUPERSEDES",
     "ASSOCIATED",
     "NEXT",
+    "SIMILAR_TO",
 )
 
 # Derived from the memories' text, so not carried by an export (an import links them again:

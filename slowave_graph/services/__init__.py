@@ -32,11 +32,14 @@ class Services:
         embedder: Embedder,
         policy: RankingPolicy = DEFAULT_POLICY,
         clock: Callable[[], datetime] = utcnow,
+        consolidate: bool = True,
     ) -> Services:
+        """``consolidate``: find near-duplicates and updates when memories are stored, fold and
+        pair them in retrieval (SLOWAVE_CONSOLIDATION)."""
         return cls(
-            activation=ActivationService(repo, embedder, policy, clock),
-            remember=RememberService(repo, embedder, clock),
-            recall=RecallService(repo, embedder, policy, clock),
+            activation=ActivationService(repo, embedder, policy, clock, consolidate),
+            remember=RememberService(repo, embedder, clock, consolidate),
+            recall=RecallService(repo, embedder, policy, clock, consolidate),
             feedback=FeedbackService(repo, clock),
             commit=CommitService(repo, embedder, clock),
         )

@@ -12,7 +12,8 @@ to a fixed set of unrelated reference statements (calibration.txt),
 computed per question (a question that sits close to everything, as short generic ones do, is
 measured against its own baseline). The reference vectors are embedded once per model. Questions
 compared with questions (past retrievals, services/ranking.py experience) use one scale per model:
-the reference questions' cosines to one another.
+the reference questions' cosines to one another; memories compared with memories (near-duplicates
+and updates, services/consolidation.py) the reference statements' cosines to one another.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ class CosineScale:
     statements: np.ndarray  # unit vectors, one row per reference statement
     question_mean: float
     question_sd: float
+    statement_mean: float = 0.0
+    statement_sd: float = 1.0
 
     def baselines(self, cues: Sequence[Sequence[float]]) -> list[tuple[float, float]]:
         """Per cue: (mean, sd) of its cosines to the reference statements."""
@@ -72,13 +75,25 @@ class CosineScale:
         """The question-to-question cosine that lies ``z`` units above unrelated questions."""
         return self.question_mean + z * self.question_sd
 
+    def statement_z(self, cosine: float) -> float:
+        """How many units a statement-to-statement cosine lies above unrelated statements."""
+        return (cosine - self.statement_mean) / self.statement_sd
+
 
 def build_scale(
     model: str, questions: Sequence[Sequence[float]], statements: Sequence[Sequence[float]]
 ) -> CosineScale:
-    q = _unit(questions)
+    q, s = _unit(questions), _unit(statements)
     pairs = (q @ q.T)[np.triu_indices(len(q), 1)]
-    return CosineScale(model, _unit(statements), float(pairs.mean()), max(float(pairs.std()), _MIN_SD))
+    statement_pairs = (s @ s.T)[np.triu_indices(len(s), 1)]
+    return CosineScale(
+        model,
+        s,
+        float(pairs.mean()),
+        max(float(pairs.std()), _MIN_SD),
+        float(statement_pairs.mean()),
+        max(float(statement_pairs.std()), _MIN_SD),
+    )
 
 
 _scales: dict[str, CosineScale] = {}

@@ -175,6 +175,9 @@ class Candidate:
     notes: dict[str, float] = field(default_factory=dict)
     # associated pathway: why it came — via concepts or co-use, from which direct hit
     association: AssociationReason | None = None
+    # folding (services/folding.py): the duplicates shown through it, the updates shown beside it
+    also_stored_as: list[str] = field(default_factory=list)
+    conflicts_with: list[str] = field(default_factory=list)
 
 
 Baselines = Sequence[tuple[float, float]]  # per cue: (mean, sd) of its unrelated cosines

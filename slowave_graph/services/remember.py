@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,14 +14,16 @@ from slowave_graph.contract.remember import (
     RememberItemResult,
     RememberRequest,
     RememberResult,
+    SimilarMemory,
 )
 from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.errors import ServiceError
 from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.graph.errors import StoreRefusal
 from slowave_graph.graph.repository import GraphRepository
-from slowave_graph.graph.rows import MemoryClaim, RememberItem, StoredMemory
-from slowave_graph.services import text
+from slowave_graph.graph.rows import MemoryClaim, RememberItem, SimilarLink, StoredMemory
+from slowave_graph.services import consolidation, text
+from slowave_graph.services.calibration import scale_for
 from slowave_graph.services.concepts import EXTRACTOR_VERSION, concept_links
 from slowave_graph.services.context import ClientInfo, new_id, utcnow
 
@@ -28,10 +31,16 @@ log = logging.getLogger(__name__)
 
 
 def memory_row(
-    scope: str, content: str, type_: str, occurred_at: str | None, embedding: list[float]
+    scope: str,
+    content: str,
+    type_: str,
+    occurred_at: str | None,
+    embedding: list[float],
+    links: list[consolidation.Link] | None = None,
 ) -> MemoryClaim:
     """A claim as the write statements store it (remember_call, bulk_remember_memories): its
-    duplicate key, hash, time and vector (its concepts go apart: ``concept_links``)."""
+    duplicate key, hash, time, vector and the near-duplicates and updates found for it (its
+    concepts go apart: ``concept_links``)."""
     return {
         "content": content,
         "type": type_,
@@ -39,7 +48,31 @@ def memory_row(
         "active_key": text.active_key(scope, content),
         "content_hash": text.content_hash(content),
         "embedding": embedding,
+        "links": [similar_link(link) for link in links or []],
     }
+
+
+def similar_link(link: consolidation.Link) -> SimilarLink:
+    earlier = link.target.startswith("#")
+    return {
+        "target_id": None if earlier else link.target,
+        "target_position": int(link.target[1:]) if earlier else None,
+        "kind": link.kind,
+        "score": link.score,
+    }
+
+
+async def judge(
+    repo: GraphRepository, embedder: Embedder, scope: str, contents: list[str], vectors: list[list[float]]
+) -> list[list[consolidation.Link]]:
+    """The near-duplicates and updates of each claim of one call among the scope's memories
+    nearest to it and the call's earlier claims (services/consolidation.py)."""
+    found, scale = await asyncio.gather(
+        repo.nearest_memories(scope=scope, embeddings=vectors, k=consolidation.NEIGHBOURS),
+        scale_for(embedder),
+    )
+    stored = [[consolidation.Neighbour(h["id"], h["content"], h["cosine"]) for h in hits] for hits in found]
+    return consolidation.judge_claims(contents, vectors, stored, scale.statement_z)
 
 
 @dataclass
@@ -47,17 +80,29 @@ class RememberService:
     repo: GraphRepository
     embedder: Embedder
     clock: Callable[[], datetime] = utcnow
+    consolidate: bool = True  # find near-duplicates and updates (SLOWAVE_CONSOLIDATION)
 
     async def remember(
         self, req: RememberRequest, client: ClientInfo
     ) -> RememberResult | RememberBatchResult:
         items = req.items()
-        vectors = await self.embedder.aembed([item.content for item in items])
+        contents = [item.content for item in items]
+        vectors = await self.embedder.aembed(contents)
+        links: list[list[consolidation.Link]] = [[] for _ in items]
+        if self.consolidate:
+            links = await judge(self.repo, self.embedder, req.scope, contents, vectors)
         rows: list[RememberItem] = [
-            {"index": index, **memory_row(req.scope, item.content, item.type, item.occurred_at, vector)}
-            for index, (item, vector) in enumerate(zip(items, vectors, strict=True))
+            {
+                "index": index,
+                **memory_row(req.scope, item.content, item.type, item.occurred_at, vector, found),
+            }
+            for index, (item, vector, found) in enumerate(zip(items, vectors, links, strict=True))
         ]
         written = await self._write_memories(req, rows, client)
+        similar = self._similar(links, written)
+        for result, found in zip(written, similar, strict=True):
+            if isinstance(result, RememberResult) and result.disposition == "created" and found:
+                result.similar = found
         if req.memories is None:
             result = written[0]
             assert isinstance(result, RememberResult)
@@ -113,6 +158,28 @@ class RememberService:
         )
 
     @staticmethod
+    def _similar(
+        links: list[list[consolidation.Link]], written: list[RememberResult | ServiceError]
+    ) -> list[list[SimilarMemory]]:
+        """What the agent is told of each claim's links: the memory (an earlier claim of the call
+        by the id it was stored under), the kind and a short excerpt."""
+        out = []
+        for found in links:
+            shown = []
+            for link in found:
+                memory_id = link.target
+                if link.target.startswith("#"):
+                    earlier = written[int(link.target[1:])]
+                    if not isinstance(earlier, RememberResult):
+                        continue
+                    memory_id = earlier.memory_id
+                shown.append(
+                    SimilarMemory(memory_id=memory_id, kind=link.kind, excerpt=_excerpt(link.content))
+                )
+            out.append(shown)
+        return out
+
+    @staticmethod
     def _remembered(req: RememberRequest, row: StoredMemory) -> RememberResult:
         return RememberResult(
             stored=True,
@@ -122,3 +189,10 @@ class RememberService:
             scope=req.scope,
             source_event_id=row["event_id"],
         )
+
+
+EXCERPT_CHARS = 160
+
+
+def _excerpt(content: str) -> str:
+    return content if len(content) <= EXCERPT_CHARS else content[: EXCERPT_CHARS - 1].rstrip() + "…"

@@ -26,7 +26,7 @@ from slowave_graph.contract.retrieval import (
     SourceExcerpt,
 )
 from slowave_graph.embedding.embedder import Embedder, aembed_query
-from slowave_graph.graph.paging import Page, paginate
+from slowave_graph.graph.paging import FORGOTTEN, Page, paginate
 from slowave_graph.graph.repository import CandidateContext, GraphRepository, SearchRows, WalkLimits
 from slowave_graph.graph.rows import (
     ExperienceRow,
@@ -37,7 +37,7 @@ from slowave_graph.graph.rows import (
     ProcedureHit,
     WalkSeed,
 )
-from slowave_graph.services import text, timeframe
+from slowave_graph.services import folding, text, timeframe
 from slowave_graph.services.calibration import CosineScale, scale_for
 from slowave_graph.services.context import ClientInfo, cursor_id, new_id, resolved, unix, utcnow
 from slowave_graph.services.excerpt import excerpt
@@ -56,6 +56,7 @@ from slowave_graph.services.ranking import (
     walk_of,
     walk_seeds,
 )
+from slowave_graph.services.text import normalise_claim
 
 EVIDENCE_LIMIT = 8
 EVIDENCE_CONTENT_MAX = 1_000
@@ -105,12 +106,14 @@ class Catalog:
         """Parameters of create_retrieval for this catalog with page 1 served."""
         first = self.pages[0] if self.pages else Page([], [])
         whys = [association_text(c) for c in self.memories]
+        links = [links_text(c) for c in self.memories]
         return {
             "retrieval_id": retrieval_id,
             "catalog_ids": [c.id for c in self.memories],
             "catalog_pathways": [c.pathway for c in self.memories],
             # why each associated hit came, when there is one (most catalogs have none)
             "catalog_associations": whys if any(whys) else None,
+            "catalog_links": links if any(links) else None,
             "catalog_procedures": [p["id"] for p in self.procedures],
             "relevant_total": len(self.memories),
             "catalog_truncated": self.truncated,
@@ -146,6 +149,12 @@ def association_text(cand: Candidate) -> str:
     return json.dumps(cand.association, sort_keys=True) if cand.association else ""
 
 
+def links_text(cand: Candidate) -> str:
+    """What folding noted of a catalog item, as the frozen catalog keeps it ("" for nothing)."""
+    noted = {"also_stored_as": cand.also_stored_as, "conflicts_with": cand.conflicts_with}
+    return json.dumps({k: v for k, v in noted.items() if v}, sort_keys=True) if any(noted.values()) else ""
+
+
 def page_item(catalog: list[Candidate], i: int) -> PageExposure:
     """An exposure of a page: what was shown, where, by which pathway and why."""
     cand = catalog[i]
@@ -172,6 +181,8 @@ def memory_item(cand: Candidate, cue_terms: list[str]) -> MemoryItem:
             integration_version=cand.integration_version,
             association=association,
             source_excerpt=SourceExcerpt.model_validate(spans) if spans else None,
+            also_stored_as=cand.also_stored_as or None,
+            conflicts_with=cand.conflicts_with or None,
         ),
     )
 
@@ -244,12 +255,18 @@ class Retriever:
     """Finds what qualifies for a set of cues and reads what a page shows."""
 
     def __init__(
-        self, repo: GraphRepository, embedder: Embedder, policy: RankingPolicy, clock: Callable[[], datetime]
+        self,
+        repo: GraphRepository,
+        embedder: Embedder,
+        policy: RankingPolicy,
+        clock: Callable[[], datetime],
+        consolidate: bool = True,
     ):
         self.repo = repo
         self.embedder = embedder
         self.policy = policy
         self.clock = clock
+        self.consolidate = consolidate  # fold duplicates and pair updates (services/folding.py)
 
     async def embed_cues(self, cues: list[str]) -> Cues:
         """A task's questions, one per sentence, and their embeddings (one batch)."""
@@ -288,9 +305,46 @@ class Retriever:
         direct = admit_direct(pool, cue_terms, around.neighbours, policy, learned, dated, baselines, walk)
         associated = admit_associated(direct, walk, around.associations, policy, baselines, pool)
         procedures = rank_procedures(procedure_rows, policy, baselines)
+        memories = direct + associated
+        if self.consolidate:
+            memories = await self._folded(memories, " \n ".join([*cues.texts, lexical_extra]))
         return Catalog(
-            direct + associated, procedures, found.truncated, page_size, embeddings[0] if embeddings else None
+            memories, procedures, found.truncated, page_size, embeddings[0] if embeddings else None
         )
+
+    async def _folded(self, memories: list[Candidate], said: str) -> list[Candidate]:
+        """The catalog without what the agent just said, duplicates folded and updates paired
+        (services/folding.py)."""
+        heard = normalise_claim(said)
+        memories = [c for c in memories if not folding.echoed(c.content, heard)]
+        links = await self.repo.catalog_links([c.id for c in memories])
+        if not links:
+            return memories
+        by_id = {c.id: c for c in memories}
+        created: dict[str, float] = {}
+        for row in links:
+            for end in row["ends"]:
+                created[end["id"]] = float(end["created_at"] or 0)
+                if end["id"] not in by_id and not folding.echoed(end["content"], heard):
+                    by_id[end["id"]] = Candidate(
+                        id=end["id"],
+                        content=end["content"],
+                        type=end["type"],
+                        integration=end["integration"],
+                        integration_version=end["integration_version"],
+                    )
+        edges = [folding.SimilarEdge(r["newer"], r["older"], r["kind"]) for r in links]
+        folded = folding.fold([(c.id, c.pathway) for c in memories], edges, created)
+        out = []
+        for item in folded:
+            cand = by_id.get(item.id)
+            if cand is None:  # a partner the agent just said
+                continue
+            cand.pathway = item.pathway
+            cand.also_stored_as = item.also_stored_as
+            cand.conflicts_with = item.conflicts_with
+            out.append(cand)
+        return out
 
     async def _search(
         self,
@@ -423,11 +477,12 @@ class RetrievingService:
         embedder: Embedder,
         policy: RankingPolicy = DEFAULT_POLICY,
         clock: Callable[[], datetime] = utcnow,
+        consolidate: bool = True,
     ) -> None:
         self.repo = repo
         self.policy = policy
         self.clock = clock
-        self.retriever = Retriever(repo, embedder, policy, clock)
+        self.retriever = Retriever(repo, embedder, policy, clock, consolidate)
 
 
 class RecallService(RetrievingService):
@@ -499,8 +554,9 @@ class RecallService(RetrievingService):
         rows = {r["id"]: r for r in await self.repo.memories_by_id(served.page_ids + served.rest_ids)}
         pathways = dict(zip(served.catalog_ids, served.catalog_pathways, strict=True))
         why = dict(zip(served.catalog_ids, served.catalog_associations, strict=True))
-        page = [_candidate(rows[i], pathways[i], why[i]) for i in served.page_ids if i in rows]
-        rest = [_candidate(rows[i], pathways[i], why[i]) for i in served.rest_ids if i in rows]
+        noted = dict(zip(served.catalog_ids, served.catalog_links, strict=True))
+        page = [_candidate(rows[i], pathways[i], why[i], noted[i]) for i in served.page_ids if i in rows]
+        rest = [_candidate(rows[i], pathways[i], why[i], noted[i]) for i in served.rest_ids if i in rows]
         details = await self.retriever.full_procedures(served.page_procedure_ids + served.rest_procedure_ids)
         shown = set(served.page_procedure_ids)
         return RecallResult(
@@ -523,8 +579,12 @@ class RecallService(RetrievingService):
         )
 
 
-def _candidate(row: PageMemory, pathway: str, association: str) -> Candidate:
+def _candidate(row: PageMemory, pathway: str, association: str, links: str = "") -> Candidate:
+    noted = json.loads(links) if links else {}
     return Candidate(
+        # a memory forgotten since the catalog was frozen is named no more
+        also_stored_as=[i for i in noted.get("also_stored_as", []) if i != FORGOTTEN],
+        conflicts_with=[i for i in noted.get("conflicts_with", []) if i != FORGOTTEN],
         id=row["id"],
         content=row["content"],
         type=row["type"],

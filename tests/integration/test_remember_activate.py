@@ -282,7 +282,7 @@ async def test_activate_write_replayed_after_a_lost_commit_opens_one_session(app
         "semantic_context": None, "client_name": "test", "client_version": "1", "now": utcnow(),
         "retrieval_id": new_id("ctx"), "kind": "activate", "query": "t", "query_embedding": None,
         "policy_version": "p", "page_size": 5, "catalog_ids": [], "catalog_pathways": [],
-        "catalog_associations": [], "catalog_procedures": [],
+        "catalog_associations": [], "catalog_links": None, "catalog_procedures": [],
         "relevant_total": 0, "catalog_truncated": False, "page_memories": [], "page_procedures": [],
         "cursor_id": None,
     }  # fmt: skip
@@ -436,7 +436,7 @@ async def test_recall_write_replayed_after_a_lost_commit_stores_one_retrieval(ap
     frozen = {
         "retrieval_id": new_id("rec"), "kind": "recall", "query": "q", "query_embedding": None,
         "policy_version": "p", "page_size": 5, "catalog_ids": [], "catalog_pathways": [],
-        "catalog_associations": [], "catalog_procedures": [],
+        "catalog_associations": [], "catalog_links": None, "catalog_procedures": [],
         "relevant_total": 0, "catalog_truncated": False, "page_memories": [], "page_procedures": [],
         "cursor_id": None,
     }  # fmt: skip
@@ -471,7 +471,7 @@ async def test_remember_write_replayed_after_a_lost_commit_stores_once(app: App,
         return {
             "index": index, "content": content, "type": "fact", "occurred_at": None,
             "active_key": text.active_key(scope, content), "content_hash": text.content_hash(content),
-            "embedding": vector,
+            "embedding": vector, "links": [],
         }  # fmt: skip
 
     def store(items: list[dict[str, Any]], call_id: str, **over: str) -> Any:
