@@ -70,10 +70,7 @@ class RememberRequest(StrictInput):
 
 class SimilarMemory(Output):
     memory_id: str
-    kind: Literal["duplicate", "update"] = Field(
-        description="duplicate: says the same in other words (retrieval shows one of them); update: "
-        "the same subject with another value (shown together, newer first)."
-    )
+    kind: Literal["duplicate", "update"]
     excerpt: str
 
 
@@ -86,11 +83,7 @@ class RememberResult(Output):
     type: MemoryType
     scope: str
     source_event_id: str = Field(description="evt_N — the event that records this call.")
-    similar: list[SimilarMemory] | None = Field(
-        None,
-        description="Stored memories this claim repeats or updates. If it replaces one, mark that one "
-        "stale (superseded, replacement_memory_id = this id) when feedback allows.",
-    )
+    similar: list[SimilarMemory] | None = None  # stored memories this claim repeats or updates
 
 
 class RememberItemResult(Output):

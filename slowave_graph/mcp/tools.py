@@ -27,11 +27,10 @@ the start of every task, before the other memory tools, with the task verbatim a
 goal. Keep session_id (for remember, recall, commit) and retrieval_id (for feedback).
 
 Only memories that qualify as relevant come back: an empty list means nothing stored matched, not \
-that nothing is known (cold_start: the scope is empty). A claim stored twice comes once \
-(provenance.also_stored_as); claims that disagree come side by side, newest first \
-(provenance.conflicts_with). Procedures from earlier tasks (three per page) carry their outcome \
-and caveats: read the caveats. Pass continuity_id from an earlier activation to continue that \
-line of work. When more_available is true, \
+that nothing is known (cold_start: the scope is empty). provenance.also_stored_as: repeats \
+shown once; conflicts_with: claims beside it. Procedures from earlier tasks (three per \
+page) carry their outcome and caveats: read the caveats. Pass continuity_id from an earlier \
+activation to continue that line of work. When more_available is true, \
 slowave_recall(continue_from=…) returns the next page of the same frozen result.
 
 Everything returned needs slowave_feedback before slowave_commit: an item is "used" only if it \
@@ -43,10 +42,10 @@ instructions, lessons, warnings, open questions, tasks or artifacts. Each claim 
 (name the project, component, value and condition) and was verified or told to you: not a guess, \
 not a transcript. Call it when you learn such a claim, in the open session: content + \
 type for one claim, memories=[…] for several. A claim already stored in the scope (ignoring case, \
-spacing and final punctuation) is not duplicated: disposition "matched" reinforces it; similar \
-lists stored memories it repeats in other words (duplicate) or gives another value for (update). \
-Storing creates no feedback obligation. To correct a memory, remember the corrected claim, then \
-mark the old one stale (superseded, replacement_memory_id = the new id) with slowave_feedback."""
+spacing and final punctuation) is not duplicated: disposition "matched" reinforces it; similar: \
+memories it rephrases (duplicate) or changes (update). Storing needs no feedback. To correct a \
+memory, remember the corrected claim, then mark the old one stale (superseded, \
+replacement_memory_id = the new id) with slowave_feedback."""
 
 RECALL = """\
 Look something up mid-task: call it when you need history that slowave_activate did not surface \

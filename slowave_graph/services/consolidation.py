@@ -408,11 +408,9 @@ def relation(new_text: str, old_text: str, z: float, thresholds: Thresholds = DE
     shared = _shared_share(old, new)
     swaps = _swaps(old, new)
     changed = bool(new.cues - old.cues)
-    # one template filled twice: the same words in the same order, a value swapped, or a word of
-    # the subject (a verb swapped further on is a paraphrase: "talks to" / "uses")
-    templated = _aligned(old, new) >= 0.6 and any(
-        any(t.specific for t in o + n) or _in_subject(old, o) for o, n in swaps
-    )
+    # one template filled twice: the same words in the same order, a word or value swapped ("team
+    # blue owns the fix" / "team red owns the fix"; a verb swapped in a paraphrase is lost with it)
+    templated = bool(swaps) and _aligned(old, new) >= 0.6
     # the same names and values on both sides (two at least: one date or number alone anchors
     # nothing) let a paraphrase count at a lower similarity
     anchored = len(old.specifics) >= ANCHOR_MIN and not new_only and not old_only

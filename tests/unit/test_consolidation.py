@@ -24,7 +24,7 @@ MODERATE = 6.8  # above the update threshold, below the duplicate one
             "Nightly builds are triggered at 02:00 UTC",
             "Every night at 2 AM UTC the nightly build is triggered",
         ),
-        ("The orders service talks to PostgreSQL 15", "The orders service uses a Postgres 15 DB"),
+        ("The orders service runs on PostgreSQL 15", "The orders service runs on a Postgres 15 DB"),
         ("Logs are archived to GCS after fifteen days", "After 15 days logs go to Google Cloud Storage"),
     ],
 )
