@@ -305,12 +305,19 @@ def _unmatched(side: Sequence[Token], other: Sequence[Token]) -> list[Token]:
     ]
 
 
-def _replacements(old: Parsed, new: Parsed) -> list[tuple[list[Token], list[Token]]]:
-    """The spans where the aligned content words differ: (old side, new side), in order."""
+@lru_cache(maxsize=1_024)
+def _matcher(old: Parsed, new: Parsed) -> difflib.SequenceMatcher[str]:
+    """The alignment of two claims' content words (specifics compared in compact form); one pair
+    is aligned once however many of the rules below ask."""
     a = [_compact(t.word) if t.specific else t.word for t in old.tokens]
     b = [_compact(t.word) if t.specific else t.word for t in new.tokens]
+    return difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+
+
+def _replacements(old: Parsed, new: Parsed) -> list[tuple[list[Token], list[Token]]]:
+    """The spans where the aligned content words differ: (old side, new side), in order."""
     spans = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in _matcher(old, new).get_opcodes():
         if op != "equal":
             spans.append((list(old.tokens[i1:i2]), list(new.tokens[j1:j2])))
     return spans
@@ -339,9 +346,7 @@ def _swaps(old: Parsed, new: Parsed) -> list[tuple[list[Token], list[Token]]]:
 
 def _shared_share(old: Parsed, new: Parsed) -> float:
     """Share of the shorter claim's content words that the other holds."""
-    a = {_compact(t.word) for t in old.tokens}
-    b = {_compact(t.word) for t in new.tokens}
-    return len(a & b) / max(1, min(len(a), len(b)))
+    return _share({_compact(t.word) for t in old.tokens}, {_compact(t.word) for t in new.tokens}, 0.0)
 
 
 def _rest_alike(old: Parsed, new: Parsed, most: int = REST_MAX) -> bool:
@@ -383,18 +388,20 @@ def _plain_share(old: Parsed, new: Parsed) -> float:
     """Share of the shorter claim's plain words (stemmed) that the other holds too: a claim said
     again keeps some of its words, however it is rephrased; two remarks that only share a
     speaker, a date or a template keep few."""
-    a_stems = {t.word for t in old.tokens if not t.specific}
-    b_stems = {t.word for t in new.tokens if not t.specific}
-    shorter = min(len(a_stems), len(b_stems))
-    return 1.0 if shorter == 0 else len(a_stems & b_stems) / shorter
+    plain_old = {t.word for t in old.tokens if not t.specific}
+    return _share(plain_old, {t.word for t in new.tokens if not t.specific}, 1.0)
+
+
+def _share(a: set[str], b: set[str], empty: float) -> float:
+    """Share of the smaller set held by the other (``empty`` when one is empty)."""
+    shorter = min(len(a), len(b))
+    return empty if shorter == 0 else len(a & b) / shorter
 
 
 def _aligned(old: Parsed, new: Parsed) -> float:
     """How much of the two claims' content words line up in order (difflib's ratio, 0..1): high
     for one template filled twice, low for a paraphrase that reorders."""
-    a = [_compact(t.word) if t.specific else t.word for t in old.tokens]
-    b = [_compact(t.word) if t.specific else t.word for t in new.tokens]
-    return difflib.SequenceMatcher(a=a, b=b, autojunk=False).ratio()
+    return _matcher(old, new).ratio()
 
 
 def relation(new_text: str, old_text: str, z: float, thresholds: Thresholds = DEFAULT) -> Kind | None:

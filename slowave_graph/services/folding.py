@@ -39,18 +39,6 @@ class SimilarEdge:
     kind: str
 
 
-@dataclass(frozen=True)
-class Partner:
-    """An active memory outside the catalog that updates, or is updated by, one inside it."""
-
-    id: str
-    content: str
-    type: str
-    created_at: float
-    integration: str | None = None
-    integration_version: str | None = None
-
-
 @dataclass
 class Folded:
     """A catalog item after folding: its id, where it came from, and what it stands beside."""
