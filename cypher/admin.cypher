@@ -88,7 +88,8 @@ RETURN home AS scope, node_counts, relationship_counts, {} AS updated, f.id AS f
 // What belongs to one memory alone: the memory; the events it derives from that no other memory
 // does (the remember events that recorded it — they hold its text; an episode that also derives
 // from one only loses that link); the concepts no other memory mentions, active or stale (the rule
-// of concepts_recount, which keeps a concept while anything mentions it). Its relationships —
+// of concepts_recount, which keeps a concept while anything mentions it); a person's corrections
+// of it (cypher/corrections.cypher). Its relationships —
 // IN_SCOPE, DERIVED_FROM, MENTIONS, NEXT, ASSOCIATED, SUPERSEDES, and the EXPOSED and ASSESSED
 // (feedback ledger) edges of the retrievals that showed it — go with it.
 CALL (m) {
@@ -101,6 +102,10 @@ CALL (m) {
     UNION ALL
     MATCH (m)-[:MENTIONS]->(n:Concept)
     WHERE NOT EXISTS { MATCH (n)<-[:MENTIONS]-(other:Memory) WHERE other <> m }
+    RETURN n
+    UNION ALL
+    // a person's corrections of it (they hold the person's reasons about its text)
+    MATCH (m)<-[:CORRECTED]-(n:Correction)
     RETURN n
   }
   RETURN collect(DISTINCT n) AS doomed

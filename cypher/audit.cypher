@@ -22,8 +22,9 @@ LIMIT $limit;
 
 // name: audit_feedback_ledger
 // Each ledger event is well formed (fbe_<seq>, a known status), points from a retrieval to a
-// memory or procedure of the same scope, and — when accepted — to a target the retrieval exposed
-// with a value the contract allows. Rejected events may name unexposed targets of the scope.
+// memory or procedure of the same scope (or a lesson of another scope the retrieval showed, accepted
+// only: generalisation.cypher), and — when accepted — to a target the retrieval exposed with a
+// value the contract allows. Rejected events may name unexposed targets of the scope.
 MATCH (r:Retrieval)-[a:ASSESSED]->(t)
 WHERE $scopes IS NULL OR r.scope IN $scopes
 WITH r, a, t, CASE
@@ -31,7 +32,8 @@ WITH r, a, t, CASE
     THEN 'malformed feedback event id'
   WHEN NOT a.status IN ['accepted', 'rejected'] THEN 'feedback event with unknown status'
   WHEN NOT (t:Memory OR t:Procedure) THEN 'feedback event on something that is not a memory or procedure'
-  WHEN t.scope IS NULL OR t.scope <> r.scope THEN 'feedback event on a target of another scope'
+  WHEN t.scope IS NULL OR (t.scope <> r.scope AND NOT (t:Memory AND a.status = 'accepted'))
+    THEN 'feedback event on a target of another scope'
   WHEN a.status = 'accepted' AND NOT EXISTS { (r)-[:EXPOSED]->(t) }
     THEN 'accepted feedback on a target the retrieval never exposed'
   WHEN a.status = 'accepted' AND t:Memory
@@ -48,15 +50,16 @@ LIMIT $limit;
 
 // name: audit_exposures
 // What a retrieval showed: one EXPOSED per (retrieval, target), only memories and procedures of
-// the retrieval's scope, memories and procedures only from its frozen catalog (pages: see
-// audit_retrieval_pages).
+// the retrieval's scope — or a lesson of another scope, which travels as a memory that was
+// validated elsewhere (generalisation.cypher) — memories and procedures only from its frozen
+// catalog (pages: see audit_retrieval_pages).
 MATCH (r:Retrieval)-[x:EXPOSED]->(t)
 WHERE $scopes IS NULL OR r.scope IN $scopes
 WITH r, t, count(x) AS copies, collect(x.page) AS pages
 WITH r, t, copies, pages, CASE
   WHEN copies > 1 THEN 'target exposed ' + toString(copies) + ' times by one retrieval'
   WHEN NOT (t:Memory OR t:Procedure) THEN 'exposure of something that is not a memory or procedure'
-  WHEN t.scope IS NULL OR t.scope <> r.scope THEN 'exposure of a target of another scope'
+  WHEN t.scope IS NULL OR (t.scope <> r.scope AND NOT t:Memory) THEN 'exposure of a target of another scope'
   WHEN t:Memory AND NOT t.id IN coalesce(r.catalog_ids, []) THEN 'exposed memory is not in the frozen catalog'
   WHEN t:Procedure AND r.catalog_procedures IS NOT NULL AND NOT t.id IN r.catalog_procedures
     THEN 'exposed procedure is not in the frozen catalog'
@@ -144,7 +147,8 @@ LIMIT $limit;
 // name: audit_memories
 // No half-written memory: an id from the counter, content, type, status, embedding; provenance
 // (DERIVED_FROM its origin event, every event of its own scope); exactly its own scope; the
-// duplicate key present exactly while the memory is active.
+// duplicate key present exactly while the memory is active — or suppressed from active, as a
+// person's suppression keeps it (cypher/corrections.cypher).
 MATCH (m:Memory)
 WHERE $scopes IS NULL OR m.scope IN $scopes
 WITH m, COLLECT { MATCH (m)-[:DERIVED_FROM]->(e:Event) RETURN e } AS events,
@@ -153,13 +157,17 @@ WITH m, events, CASE
   WHEN m.id IS NULL OR NOT m.id =~ 'sch_[0-9]+' THEN 'memory without a counter id'
   WHEN m.content IS NULL OR m.type IS NULL OR m.embedding IS NULL OR m.scope IS NULL
     THEN 'half-written memory (content, type, embedding or scope missing)'
-  WHEN NOT m.status IN ['active', 'stale'] THEN 'memory with unknown status'
+  WHEN NOT m.status IN ['active', 'stale', 'suppressed'] THEN 'memory with unknown status'
+  WHEN m.status = 'suppressed' AND NOT m.suppressed_from IN ['active', 'stale']
+    THEN 'suppressed memory without the status to restore'
   WHEN size(events) = 0 THEN 'memory without a provenance event'
   WHEN NOT m.origin_event_id IN [e IN events | e.id] THEN 'memory not derived from its origin event'
   WHEN any(e IN events WHERE e.scope <> m.scope) THEN 'memory derived from an event of another scope'
   WHEN scopes <> 1 OR NOT home THEN 'memory not in exactly its own scope'
   WHEN m.status = 'active' AND m.active_key IS NULL THEN 'active memory without its duplicate key'
   WHEN m.status = 'stale' AND m.active_key IS NOT NULL THEN 'stale memory still holding its duplicate key'
+  WHEN m.status = 'suppressed' AND (m.active_key IS NOT NULL) <> (m.suppressed_from = 'active')
+    THEN 'suppressed memory with its duplicate key out of step'
 END AS problem
 WHERE problem IS NOT NULL
 RETURN coalesce(m.id, elementId(m)) AS subject, problem, {scope: m.scope, status: m.status} AS detail
@@ -168,7 +176,8 @@ LIMIT $limit;
 // name: audit_evidence
 // Events are recorded by exactly one session (the one they name, same scope); episodes are formed
 // by exactly one session; procedures are proc_<session>, derived from that session's episode, in
-// exactly their own scope.
+// exactly their own scope; a person's corrections name their actor and time and correct exactly
+// the one memory they name, in their own scope.
 CALL () {
   MATCH (e:Event)
   WHERE $scopes IS NULL OR e.scope IN $scopes
@@ -207,20 +216,44 @@ CALL () {
   END AS problem
   WHERE problem IS NOT NULL
   RETURN coalesce(p.id, elementId(p)) AS subject, problem
+  UNION ALL
+  MATCH (c:Correction)
+  WHERE $scopes IS NULL OR c.scope IN $scopes
+  WITH c, COLLECT { MATCH (c)-[:CORRECTED]->(m:Memory) RETURN m } AS memories,
+       COUNT { (c)-[:IN_SCOPE]->(:Scope) } AS scopes, EXISTS { (c)-[:IN_SCOPE]->(:Scope {id: c.scope}) } AS home
+  WITH c, CASE
+    WHEN c.id IS NULL OR NOT c.id =~ 'cor_[0-9a-f]{32}' THEN 'malformed correction id'
+    WHEN NOT c.action IN ['suppress', 'restore', 'supersede'] THEN 'correction with unknown action'
+    WHEN c.actor IS NULL OR c.at IS NULL THEN 'correction without its actor or time'
+    WHEN size(memories) <> 1 OR memories[0].id <> c.memory_id THEN 'correction not of exactly the memory it names'
+    WHEN scopes <> 1 OR NOT home THEN 'correction not in exactly its own scope'
+  END AS problem
+  WHERE problem IS NOT NULL
+  RETURN coalesce(c.id, elementId(c)) AS subject, problem
 }
 RETURN subject, problem, {} AS detail
 LIMIT $limit;
 
 // name: audit_scope_isolation
-// Scopes never meet: no relationship joins two objects of different scopes (or an object to
-// another scope's Scope node). Any relationship touching the chosen scopes is checked, in either
+// Only validation evidence joins two scopes: a lesson's VALIDATED_IN from its origin memory to a
+// Scope that validated it, and the ledger of a lesson shown in another scope — EXPOSED and
+// ASSESSED from a retrieval there to the memory (generalisation.cypher). Nothing else joins two
+// objects of different scopes (or an object to another scope's Scope node); and evidence holds
+// its shape: VALIDATED_IN only from a memory to a Scope with sessions, the ledger only from a
+// retrieval to a memory. Any relationship touching the chosen scopes is checked, in either
 // direction, so a link from outside into them is found too.
 MATCH (a)-[rel]->(b)
 WHERE ($scopes IS NULL OR a.scope IN $scopes OR b.scope IN $scopes OR (b:Scope AND b.id IN $scopes))
   AND a.scope IS NOT NULL
   AND ((b.scope IS NOT NULL AND b.scope <> a.scope) OR (b:Scope AND b.id <> a.scope))
-RETURN coalesce(a.id, elementId(a)) AS subject,
-       type(rel) + ' crosses scopes' AS problem,
+WITH a, rel, b, CASE
+  WHEN type(rel) = 'VALIDATED_IN' AND a:Memory AND b:Scope AND rel.sessions >= 1 THEN null
+  WHEN type(rel) IN ['EXPOSED', 'ASSESSED'] AND a:Retrieval AND b:Memory THEN null
+  WHEN type(rel) = 'VALIDATED_IN' THEN 'VALIDATED_IN that is not the evidence of a lesson'
+  ELSE type(rel) + ' crosses scopes'
+END AS problem
+WHERE problem IS NOT NULL
+RETURN coalesce(a.id, elementId(a)) AS subject, problem,
        {from_scope: a.scope, to: coalesce(b.id, elementId(b)), to_scope: coalesce(b.scope, b.id)} AS detail
 LIMIT $limit;
 

@@ -46,3 +46,10 @@ RETURN count(p) AS probes;
 // retrieval benchmark scores when it asks through the recall tool's path.
 MATCH (r:Retrieval {id: $retrieval_id})
 RETURN r.catalog_ids AS ids;
+
+// name: bench_lesson_stage
+// bench transfer: the stage a lesson has now, the highest of its remembered wordings (its origin
+// holds it; generalisation.cypher).
+UNWIND $ids AS id
+MATCH (m:Memory {id: id})
+RETURN max(coalesce(m.stage, 0)) AS stage;

@@ -41,7 +41,9 @@ ORDER BY status;
 // One memory's own properties (without its embedding) and how often it was shown.
 MATCH (m:Memory {id: $id})
 RETURN m {.id, .content, .type, .status, .scope, .salience, .confidence, .created_at, .occurred_at,
-          .stale_reason, .stale_at, .stale_event_id, .reinforced_count, .last_reinforced_at,
+          .stale_reason, .stale_at, .stale_event_id, .stale_correction_id, .suppressed_from,
+          .suppressed_at, .stage, .validated_scopes, .validated_sessions, .reinforced_count,
+          .last_reinforced_at,
           .integration, .integration_version, .used_count, .helped_count, .harmed_count} AS memory,
        COUNT { (:Retrieval)-[:EXPOSED]->(m) } AS exposures;
 

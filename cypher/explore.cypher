@@ -130,9 +130,9 @@ ORDER BY page, kind, rank;
 
 // name: memory_associations
 // A memory's association neighbourhood: the memories linked to it by learned ASSOCIATED edges
-// (co-use: assessed used together), strongest first, with the raw weight (1 - 0.5^co_uses; the
-// retrieval decays it by age since updated_at), how many retrievals support the edge and when it
-// last changed.
+// (co-use: assessed used together), strongest first, with the weight (1 - 0.5^co_uses when it last
+// changed, then decayed by its age since updated_at as of the last maintenance pass: co_use_strength
+// in retrieval.cypher), how many retrievals support the edge and when it last changed.
 // param: memory_id string — the memory, e.g. sch_12
 // param: min_weight float = 0.0 — leave out weaker edges
 // param: limit int = 25 — at most this many neighbours

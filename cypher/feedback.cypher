@@ -100,7 +100,8 @@ CALL () {
 // that are effectively 'used' together get an ASSOCIATED edge (one per pair, directed from the
 // smaller id) that lists the retrievals of their co-use, weight = 1 - 0.5^count. A retraction
 // removes the retrieval from the edges it no longer supports. Anchored on the retrieval's
-// exposures, never a scan of all edges.
+// exposures, never a scan of all edges. The maintenance pass later stores the weight decayed by the
+// edge's age (co_use_strength in retrieval.cypher), and a new co-use or retraction restarts it here.
 CALL (r) {
   CALL (r) {
     WITH r WHERE size($memory_ids) > 0
@@ -108,6 +109,8 @@ CALL (r) {
       MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
       WHERE NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
         AND a.assessment = 'used' AND m.status = 'active'
+        // a lesson of another scope shown here joins no co-use of this scope (no edge joins scopes)
+        AND m.scope = r.scope
       RETURN collect(m) AS used
     }
     CALL (r, used) {
@@ -162,14 +165,8 @@ CALL () {
 // index later, in a batch (experience_search compares pending ones exactly, so the lesson counts
 // from the next question on). complete_exposures records how many exposures a successful complete
 // declaration covered: pages served later reopen the retrieval.
-SET r.learned = CASE
-      WHEN size($memory_ids) = 0 THEN r.learned
-      ELSE EXISTS {
-        MATCH (r)-[a:ASSESSED {status: 'accepted'}]->(m:Memory)
-        WHERE a.assessment IN ['used', 'irrelevant']
-          AND NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
-      }
-    END,
+// include: holds_lesson
+SET r.learned = CASE WHEN size($memory_ids) = 0 THEN r.learned ELSE holds_lesson END,
     r.retrieval_quality = coalesce($retrieval_quality, r.retrieval_quality),
     r.missing = coalesce(r.missing, []) + coalesce($missing, [])
 WITH r, recorded, retired, learning
@@ -195,6 +192,18 @@ RETURN recorded, retired, learning,
        {memory_ids: memory_ids, procedure_ids: procedure_ids,
         complete: coalesce(r.complete_exposures, -1) = exposures} AS coverage,
        r.experience_pending IS NOT NULL AS experience_pending;
+
+// name: holds_lesson
+// fragment: expects `r` (a retrieval) bound, keeps every variable bound and adds `holds_lesson`.
+// Whether r holds a lesson later questions can inherit (experience_lessons in retrieval.cypher): an
+// effective (latest accepted) used or irrelevant mark on a memory (neutral marks teach nothing).
+// write_feedback sets r.learned from it, and the maintenance pass clears learned where it is false
+// (stores written before this rule marked every retrieval with feedback).
+WITH *, EXISTS {
+  MATCH (r)-[lesson:ASSESSED {status: 'accepted'}]->(taught:Memory)
+  WHERE lesson.assessment IN ['used', 'irrelevant']
+    AND NOT EXISTS { (r)-[later:ASSESSED {status: 'accepted'}]->(taught) WHERE later.seq > lesson.seq }
+} AS holds_lesson
 
 // name: index_pending_experience
 // Moves up to $limit retrievals marked experience_pending by write_feedback into the experience

@@ -94,7 +94,10 @@ SET m.id = 'sch_' + toString(n), m.content = item.content, m.type = item.type,
     m.content_hash = item.content_hash,
     m.salience = 0.5, m.confidence = 0.5, m.reinforced_count = 0,
     m.created_at = $now, m.occurred_at = item.occurred_at,
-    m.integration = $client_name, m.integration_version = $client_version
+    m.integration = $client_name, m.integration_version = $client_version,
+    // judged for near-duplicates and updates at this write, or null (consolidation off): null is
+    // what the maintenance pass judges later (operator/maintenance.py)
+    m.similar_version = item.similar_version
 // float32, as the vector index holds it (see the header of schema.cypher)
 WITH scope, m, item
 CALL db.create.setNodeVectorProperty(m, 'embedding', item.embedding)
@@ -107,8 +110,7 @@ CREATE (m)-[:IN_SCOPE]->(scope)
 // judgement, services/consolidation.py): (:Memory)-[:SIMILAR_TO {kind, score, at}]->(:Memory),
 // from the new claim to the memory it repeats (kind duplicate) or updates (kind update) — a stored
 // memory (target_id) or an earlier claim of the same call (target_position). Retrieval shows a
-// duplicate cluster once and an update pair together. A target retired or forgotten since the
-// judgement gets no link.
+// duplicate cluster once and an update pair together.
 CALL (made) {
   UNWIND range(0, size($items) - 1) AS position
   WITH made[position] AS m, $items[position].links AS links
@@ -116,10 +118,18 @@ CALL (made) {
   UNWIND coalesce(links, []) AS link
   OPTIONAL MATCH (stored:Memory {id: link.target_id})
   WITH m, link, coalesce(stored, made[link.target_position]) AS target
-  WHERE target IS NOT NULL AND target <> m AND target.status = 'active' AND target.scope = m.scope
-  MERGE (m)-[s:SIMILAR_TO]->(target)
-    ON CREATE SET s.kind = link.kind, s.score = link.score, s.at = $now
+  // include: similar_edge
 }
+
+// name: similar_edge
+// fragment: expects `m` (a memory just judged), `link` (one of its links: kind, score) and `target`
+// (the memory the link names, or null) bound, keeps them all bound and adds `s` (the edge).
+// One judged link as (m)-[:SIMILAR_TO {kind, score, at}]->(target), written once per pair (remember's
+// link_similar and the maintenance pass's backfill share it). A target retired or forgotten since
+// the judgement, of another scope, or m itself gets none.
+WITH * WHERE target IS NOT NULL AND target <> m AND target.status = 'active' AND target.scope = m.scope
+MERGE (m)-[s:SIMILAR_TO]->(target)
+  ON CREATE SET s.kind = link.kind, s.score = link.score, s.at = $now
 
 // name: link_concepts
 // fragment: expects `made` bound: per position in $items, the memory this statement created for
@@ -183,4 +193,18 @@ CALL (m) {
   MATCH (s:Scope {id: m.scope})
   WHERE m.concepts_version IS NOT NULL
   SET s.active_memories = coalesce(s.active_memories, 1) - 1
+}
+
+// name: relink_concepts
+// fragment: expects `m` (a memory that has just come back into the active set) bound.
+// unlink_concepts undone: the concepts it mentions and its scope count it again.
+CALL (m) {
+  MATCH (m)-[:MENTIONS]->(c:Concept)
+  WITH c ORDER BY c.key
+  SET c.df = c.df + 1
+}
+CALL (m) {
+  MATCH (s:Scope {id: m.scope})
+  WHERE m.concepts_version IS NOT NULL
+  SET s.active_memories = coalesce(s.active_memories, 0) + 1
 }

@@ -62,7 +62,7 @@ RETURN COUNT { (:Scope) } AS Scope, COUNT { (:Memory) } AS Memory,
        COUNT { (:Procedure) } AS Procedure, COUNT { (:Episode) } AS Episode,
        COUNT { (:Event) } AS Event, COUNT { (:Session) } AS Session,
        COUNT { (:Continuity) } AS Continuity, COUNT { (:Retrieval) } AS Retrieval,
-       COUNT { (:Cursor) } AS Cursor;
+       COUNT { (:Cursor) } AS Cursor, COUNT { (:Correction) } AS Correction;
 
 // name: import_counters
 // Counters move up to the imported value, never down: ids of the database's own later writes
@@ -114,6 +114,10 @@ CALL (row) {
   UNION ALL
   WITH row WHERE row.label = 'Cursor'
   MERGE (n:Cursor {id: row.id})
+  RETURN n
+  UNION ALL
+  WITH row WHERE row.label = 'Correction'
+  MERGE (n:Correction {id: row.id})
   RETURN n
 }
 WITH row, n, row.label = 'Scope' OR coalesce(n.scope, row.props.scope) = row.props.scope AS own
@@ -174,6 +178,10 @@ CALL (row) {
   WITH row WHERE row.from_label = 'Cursor'
   CALL (row) { MATCH (n:Cursor {id: row.from_id}) RETURN n }
   RETURN n AS a
+  UNION ALL
+  WITH row WHERE row.from_label = 'Correction'
+  CALL (row) { MATCH (n:Correction {id: row.from_id}) RETURN n }
+  RETURN n AS a
 }
 CALL (row) {
   WITH row WHERE row.to_label = 'Scope'
@@ -210,6 +218,10 @@ CALL (row) {
   UNION ALL
   WITH row WHERE row.to_label = 'Cursor'
   CALL (row) { MATCH (n:Cursor {id: row.to_id}) RETURN n }
+  RETURN n AS b
+  UNION ALL
+  WITH row WHERE row.to_label = 'Correction'
+  CALL (row) { MATCH (n:Correction {id: row.to_id}) RETURN n }
   RETURN n AS b
 }
 CALL (row, a, b) {
@@ -265,6 +277,16 @@ CALL (row, a, b) {
 CALL (row, a, b) {
   WITH row, a, b WHERE row.type = 'SIMILAR_TO'
   MERGE (a)-[r:SIMILAR_TO]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'CORRECTED'
+  MERGE (a)-[r:CORRECTED]->(b)
+  SET r = row.props
+}
+CALL (row, a, b) {
+  WITH row, a, b WHERE row.type = 'VALIDATED_IN'
+  MERGE (a)-[r:VALIDATED_IN]->(b)
   SET r = row.props
 }
 CALL (row, a, b) {
@@ -324,10 +346,11 @@ RETURN size(written) AS written, size([w IN written WHERE w.created]) AS created
 
 // name: bulk_close_session
 // Ends the session a bulk import wrote its memories under (opened with open_session, like an
-// activate): outcome success, end_reason import, how many records it took in.
+// activate): outcome success, end_reason import, how many records it took in. Ended, not
+// committed: a commit forms the session's episode, and an import has no task outcome to form one.
 MATCH (s:Session {id: $session_id})
 SET s.status = 'ended', s.outcome = 'success', s.outcome_summary = $summary, s.end_reason = 'import',
-    s.ended_at = $now, s.committed_at = $now
+    s.ended_at = $now
 RETURN s.id AS session_id;
 
 // name: reembed_memory_page

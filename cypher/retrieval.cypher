@@ -123,10 +123,10 @@ RETURN collect({
 //   cosine to the cues. Retrieval lets a strong neighbour lift a candidate's rank (the answer
 //   often sits next to the turn that names the topic) and admit it at a lower floor.
 // - associations: memories linked by learned ASSOCIATED edges to any candidate ($associate_ids), same
-//   scope, active, each with the links whose decayed strength (half-life $half_life_days
-//   since the edge was last reinforced) reaches $min_strength. Associated hits hang off *admitted*
-//   direct hits, which are a subset of the pool not known until the neighbours are ranked; the
-//   caller keeps the links of admitted seeds — so one read replaces two dependent ones.
+//   scope, active, each with the links whose decayed strength (co_use_strength: half-life
+//   $half_life_days since the edge last changed) reaches $min_strength. Associated hits hang off
+//   *admitted* direct hits, which are a subset of the pool not known until the neighbours are
+//   ranked; the caller keeps the links of admitted seeds — so one read replaces two dependent ones.
 // Each cosine is computed once per (memory, cue), on the stored vector read once per memory.
 CALL () {
   UNWIND $context_ids AS id
@@ -142,11 +142,10 @@ CALL () {
 }
 CALL () {
   UNWIND $associate_ids AS seed_id
-  MATCH (:Memory {id: seed_id})-[a:ASSOCIATED]-(m:Memory)
+  MATCH (:Memory {id: seed_id})-[e:ASSOCIATED]-(m:Memory)
   WHERE m.scope = $scope AND m.status = 'active'
-  WITH m, seed_id,
-       a.weight * 0.5 ^ (duration.inSeconds(a.updated_at, $now).seconds / 86400.0 / $half_life_days)
-         AS strength
+  // include: co_use_strength
+  WITH m, seed_id, strength
   WHERE strength >= $min_strength
   WITH m, collect({seed: seed_id, strength: strength}) AS links
   RETURN collect({
@@ -155,6 +154,20 @@ CALL () {
   }) AS associations
 }
 RETURN neighbours, associations;
+
+// name: co_use_strength
+// fragment: expects `e` (an ASSOCIATED edge) bound, keeps every variable bound and adds `strength`.
+// Learned co-use as retrieval weighs it and the maintenance pass stores it in e.weight: the base
+// 1 - 0.5^(retrievals that used the pair together), halved every $half_life_days since the edge
+// last changed (updated_at: write_feedback sets it whenever it adds or retracts a co-use, and
+// writes the base as the weight then). $half_life_days 0: no decay. Computed from the base, never
+// from e.weight, so a stored weight is not decayed twice and passes never compound. An edge dated
+// after $now (another server's clock) is not decayed.
+WITH *,
+     CASE WHEN size(coalesce(e.retrievals, [])) = 0 THEN 0.0 ELSE 1.0 - 0.5 ^ size(e.retrievals) END
+     * CASE WHEN $half_life_days > 0 AND e.updated_at < $now
+            THEN 0.5 ^ (duration.inSeconds(e.updated_at, $now).seconds / 86400.0 / $half_life_days)
+            ELSE 1.0 END AS strength
 
 // name: concept_walk
 // Spreading activation over concepts, from the seeds ($seeds: the best direct
@@ -432,11 +445,13 @@ RETURN newer.id AS newer, older.id AS older, s.kind AS kind,
                                integration_version: x.integration_version}] AS ends;
 
 // name: memories_for_page
-// Catalog items in catalog order, with what a page and the accessible_field hint need.
+// Catalog items in catalog order, with what a page and the accessible_field hint need, and where
+// each lives (a lesson of another scope says so on every page: generalisation.cypher).
 UNWIND range(0, size($ids) - 1) AS i
 MATCH (m:Memory {id: $ids[i]})
 RETURN m.id AS id, m.content AS content, m.type AS type,
-       m.integration AS integration, m.integration_version AS integration_version
+       m.integration AS integration, m.integration_version AS integration_version,
+       m.scope AS scope, m.stage AS stage
 ORDER BY i;
 
 // name: evidence_for_memories

@@ -43,6 +43,10 @@ CREATE CONSTRAINT constraint_unique_Retrieval_id IF NOT EXISTS FOR (n:Retrieval)
 // name: constraint_cursor_id
 CREATE CONSTRAINT constraint_unique_Cursor_id IF NOT EXISTS FOR (n:Cursor) REQUIRE n.id IS UNIQUE;
 
+// name: constraint_correction_id
+// A person's corrections (cypher/corrections.cypher), found by id from the SUPERSEDES they made.
+CREATE CONSTRAINT constraint_unique_Correction_id IF NOT EXISTS FOR (n:Correction) REQUIRE n.id IS UNIQUE;
+
 // name: constraint_concept_scope_key
 // One concept per normalised key and scope (services/concepts.py): writes MERGE on it.
 CREATE CONSTRAINT constraint_unique_Concept_scope_key IF NOT EXISTS
@@ -55,9 +59,20 @@ CREATE CONSTRAINT constraint_unique_Counter_name IF NOT EXISTS FOR (n:Counter) R
 CREATE CONSTRAINT constraint_unique_EmbeddingSpace_name IF NOT EXISTS
 FOR (n:EmbeddingSpace) REQUIRE n.name IS UNIQUE;
 
+// name: constraint_maintenance_lease_name
+// One lease per name (operator/maintenance.py): servers and the CLI MERGE it when they take it, and
+// without the constraint two taking it at once could each create one.
+CREATE CONSTRAINT constraint_unique_MaintenanceLease_name IF NOT EXISTS
+FOR (n:MaintenanceLease) REQUIRE n.name IS UNIQUE;
+
 // name: index_memory_scope_status
 // Scope-local scans: cold-start checks, exact vector scans of small scopes on Neo4j 5.26.
 CREATE INDEX index_Memory_scope_status IF NOT EXISTS FOR (n:Memory) ON (n.scope, n.status);
+
+// name: index_memory_stage
+// The lessons that travel between scopes (a stage of 1-3; generalisation.cypher): few, and found
+// by this index on every activate and recall.
+CREATE INDEX index_Memory_stage IF NOT EXISTS FOR (n:Memory) ON (n.stage);
 
 // name: index_procedure_scope_status
 // The active procedures of one scope: the guard of procedure_search_filtered, and the exact scan

@@ -19,11 +19,13 @@ RETURN COUNT { ()-[:IN_SCOPE]->() } AS IN_SCOPE, COUNT { ()-[:DERIVED_FROM]->() 
        COUNT { ()-[:SUPERSEDES]->() } AS SUPERSEDES, COUNT { ()-[:MENTIONS]->() } AS MENTIONS;
 
 // name: stats_scopes
-// One row per scope (or only $scope): memories by status, sessions, retrievals, procedures, concepts.
+// One row per scope (or only $scope, or only those in $scopes): memories by status, sessions,
+// retrievals, procedures, concepts.
 // param: scope string = null — only this scope
+// param: scopes list = null — only these scopes (the dashboard's, for a token granted some)
 // param: limit int = 200 — at most this many scopes, the fullest first
 MATCH (s:Scope)
-WHERE $scope IS NULL OR s.id = $scope
+WHERE ($scope IS NULL OR s.id = $scope) AND ($scopes IS NULL OR s.id IN $scopes)
 RETURN s.id AS scope,
        COUNT { (s)<-[:IN_SCOPE]-(:Memory {status: 'active'}) } AS active,
        COUNT { (s)<-[:IN_SCOPE]-(m:Memory) WHERE m.status <> 'active' } AS stale,

@@ -19,7 +19,7 @@ from slowave_graph.graph.database import Database, DatabaseUnavailable
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
 from slowave_graph.neo4j_local.lease import ManagedLease
-from slowave_graph.operator import concepts
+from slowave_graph.operator import concepts, maintenance
 from slowave_graph.services import Services
 from slowave_graph.services.context import utcnow
 from slowave_graph.services.experience_index import ExperienceIndexer
@@ -123,8 +123,12 @@ async def database_embedder(db: Database, configured: str | None, loaded: Embedd
 
 
 @asynccontextmanager
-async def open_app(settings: Settings, embedder: Embedder | None = None) -> AsyncIterator[App]:
-    """Everything the tools need, ready to serve."""
+async def open_app(
+    settings: Settings, embedder: Embedder | None = None, *, maintain: bool = False
+) -> AsyncIterator[App]:
+    """Everything the tools need, ready to serve. ``maintain``: run the maintenance pass in the
+    background every SLOWAVE_MAINTENANCE_INTERVAL (a server; not a one-off command or a benchmark,
+    whose timings a pass would disturb)."""
     # the model loads while Neo4j starts: the configured one, or the default a database most
     # likely holds (another is loaded once the database says so)
     loading = (
@@ -152,10 +156,18 @@ async def open_app(settings: Settings, embedder: Embedder | None = None) -> Asyn
                 services = Services.build(
                     repo,
                     model,
-                    policy_for(settings.candidate_k, settings.retrieval_graph),
+                    policy_for(
+                        settings.candidate_k, settings.retrieval_graph, settings.co_use_half_life_days
+                    ),
                     consolidate=settings.consolidation,
+                    generalise=settings.generalisation,
                 )
-                yield App(settings, db, model, repo, services, indexer)
+                app = App(settings, db, model, repo, services, indexer)
+                if maintain and settings.maintenance_interval > 0:
+                    # the first pass waits out the start-up's own work (model, concept backfill)
+                    keeping = maintenance.keep_current(app, settings.maintenance_interval, first_delay=60.0)
+                    upkeep.append(asyncio.create_task(keeping))
+                yield app
             finally:
                 for task in upkeep:
                     task.cancel()

@@ -213,11 +213,43 @@ class Settings(BaseSettings):
         "an update pair together in retrieval. false: every claim stands alone, as before.",
         validation_alias="SLOWAVE_CONSOLIDATION",
     )
+    generalisation: bool = Field(
+        True,
+        description="Let a lesson validated in several scopes (used with effect helped, itself or a "
+        "near-duplicate remembered there) reach other scopes, by stage: its kind's scopes, then every "
+        "scope ranked below local memories, then global; only for tokens granted its scope. false: "
+        "every memory stays in its scope.",
+        validation_alias="SLOWAVE_GENERALISATION",
+    )
+    dashboard_actions: bool = Field(
+        False,
+        description="Let people suppress, restore and supersede memories from the dashboard's memory "
+        "page (POST forms behind the same auth as /ui, refused from other sites; each action recorded "
+        "with its actor). false: the dashboard only reads.",
+        validation_alias="SLOWAVE_DASHBOARD_ACTIONS",
+    )
     session_idle_timeout: float = Field(
         3600.0,
         gt=0,
         description="Seconds without a call after which an open session is closed with outcome unknown.",
         validation_alias="SLOWAVE_SESSION_IDLE_TIMEOUT",
+    )
+    maintenance_interval: float = Field(
+        3600.0,
+        ge=0,
+        description="Seconds between maintenance passes, run by the server in the background: links "
+        "near-duplicates and updates among memories never judged, decays co-use weights, clears stale "
+        "learned marks (one pass at a time among servers sharing a database, each recorded as a "
+        "MaintenanceRun). 0: the server runs none (`slowave-graph maintain --once` still does).",
+        validation_alias="SLOWAVE_MAINTENANCE_INTERVAL",
+    )
+    co_use_half_life_days: float = Field(
+        90.0,
+        ge=0,
+        description="Days after which a co-use association (memories assessed used together) weighs "
+        "half as much in retrieval unless used together again; the maintenance pass stores the decayed "
+        "weight. 0: no decay.",
+        validation_alias="SLOWAVE_CO_USE_HALF_LIFE_DAYS",
     )
     tool_timeout: float = Field(
         30.0,

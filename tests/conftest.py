@@ -24,6 +24,12 @@ from slowave_graph.embedding.embedder import DEFAULT_MODEL, Embedder, load_embed
 from slowave_graph.neo4j_local.manager import ManagedNeo4j, free_port
 from slowave_graph.operator.jvm_training import trainer
 
+# Tests share one database, each in fresh scopes of the kind "test", and many write the same texts
+# and mark them used: with generalisation on, those would be lessons validated across scopes and
+# travel into other tests' scopes. The suite runs with it off; test_generalisation.py turns it on
+# for its own scopes.
+ISOLATED = {"generalisation": False}
+
 
 @dataclass(frozen=True)
 class Neo4jTarget:
@@ -34,12 +40,15 @@ class Neo4jTarget:
 
     def settings(self, **overrides: object) -> Settings:
         connection = {"neo4j_uri": self.uri, "neo4j_user": self.user, "neo4j_password": self.password}
-        return Settings.from_env({}, **{**connection, **overrides})
+        return Settings.from_env({}, **{**connection, **ISOLATED, **overrides})
 
     def env(self) -> dict[str, str]:
         """Environment for a server subprocess that uses this Neo4j."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "SLOWAVE_"))}
         env.update(NEO4J_URI=self.uri, NEO4J_USER=self.user, NEO4J_PASSWORD=self.password)
+        # no background maintenance pass: it works on every scope, and tests keep to their own; no
+        # lessons travelling between scopes either (see ISOLATED)
+        env.update(SLOWAVE_MAINTENANCE_INTERVAL="0", SLOWAVE_GENERALISATION="false")
         return env
 
 

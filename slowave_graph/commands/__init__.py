@@ -40,5 +40,7 @@ COMMAND_MODULES: list[str] = [
     "cypher",
     "data",
     "forget",
+    "maintain",
+    "memory",
     "token",
 ]

@@ -1,4 +1,4 @@
-"""`slowave-graph bench retrieval|learning|load|conversations`: benchmarks on external data
+"""`slowave-graph bench retrieval|learning|load|conversations|consolidation|transfer`: benchmarks
 (figures and reports, never pass/fail)."""
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def register(sub: Any, common: Common) -> None:
     _register_load(bench_sub, common)
     _register_conversations(bench_sub, common)
     _register_consolidation(bench_sub, common)
+    _register_transfer(bench_sub, common)
     bench.set_defaults(handler=run)
 
 
@@ -131,6 +132,17 @@ def _register_consolidation(bench_sub: Any, common: Common) -> None:
     common(consolidation)
 
 
+def _register_transfer(bench_sub: Any, common: Common) -> None:
+    transfer = bench_sub.add_parser(
+        "transfer",
+        help="lessons validated in some scopes reaching new ones by stage, through MCP with honest "
+        "feedback; and nothing scope-specific or beyond a token's grants crossing",
+    )
+    transfer.add_argument("--out", default="bench-results", help="directory for JSON and Markdown")
+    transfer.add_argument("--keep", action="store_true", help="keep the scenario's scopes in the database")
+    common(transfer)
+
+
 def _register_conversations(bench_sub: Any, common: Common) -> None:
     talks = bench_sub.add_parser(
         "conversations",
@@ -170,6 +182,13 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
         embedder = await asyncio.to_thread(load_embedder, settings.embedding_model or DEFAULT_MODEL)
         judged = await consolidation.run(embedder)
         _write_report(Path(args.out), "consolidation", judged, consolidation.markdown(judged))
+        return
+    if args.bench == "transfer":
+        from slowave_graph.bench import transfer
+
+        async with open_app(settings) as app:
+            moved = await transfer.run(app, keep=args.keep)
+        _write_report(Path(args.out), "transfer", moved.as_dict(), transfer.markdown(moved))
         return
     if args.bench == "conversations":
         from slowave_graph.bench import conversations

@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction, common: Common) -> None:
         description=(
             "The dashboard shows memories per scope (full-text search, status filter), a memory's "
             "provenance, supersession chain, feedback history and association graph, retrievals with "
-            "what they exposed and how it was assessed, procedures and sessions. It only reads."
+            "what they exposed and how it was assessed, procedures and sessions. It only reads, "
+            "unless SLOWAVE_DASHBOARD_ACTIONS=true: then a memory's page can suppress, restore and "
+            "supersede it (recorded, like `slowave-graph memory`)."
         ),
     )
     parser.add_argument("--open", action="store_true", help="open the URL in a web browser")
@@ -47,7 +49,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.serve:
         port = args.port or STANDALONE_PORT
         url = f"http://127.0.0.1:{port}/ui/"
-        print(f"dashboard at {url} (read-only; Ctrl-C stops it)", file=sys.stderr)
+        mode = "corrections on" if settings.dashboard_actions else "read-only"
+        print(f"dashboard at {url} ({mode}; Ctrl-C stops it)", file=sys.stderr)
         if args.open:
             webbrowser.open(url)
         with contextlib.suppress(KeyboardInterrupt):
@@ -88,15 +91,17 @@ async def serve(settings: Settings, port: int) -> None:
     from starlette.responses import RedirectResponse
     from starlette.routing import Mount, Route
 
-    from slowave_graph.app import open_database
+    from slowave_graph.app import open_app, open_database
     from slowave_graph.dashboard import build_dashboard
 
-    async with open_database(settings) as db:
-        site = Starlette(
-            routes=[
-                Route("/", lambda request: RedirectResponse("/ui/")),
-                Mount("/ui", build_dashboard(db)),
-            ]
-        )
+    async def run_site(ui: Starlette) -> None:
+        site = Starlette(routes=[Route("/", lambda request: RedirectResponse("/ui/")), Mount("/ui", ui)])
         config = uvicorn.Config(site, host="127.0.0.1", port=port, log_level=settings.log_level.lower())
         await uvicorn.Server(config).serve()
+
+    if settings.dashboard_actions:  # a supersede embeds the corrected text: the whole application
+        async with open_app(settings) as app:
+            await run_site(build_dashboard(app.db, app))
+    else:
+        async with open_database(settings) as db:
+            await run_site(build_dashboard(db))

@@ -59,7 +59,7 @@ async def _serve(settings: Settings, transport: str, stop: asyncio.Event) -> Non
 
     if transport == "http":
         check_http_exposure(settings)  # before minutes of start-up, not after
-    async with open_app(settings) as app:
+    async with open_app(settings, maintain=True) as app:
         server = build_server(app)
         _freeze_startup_heap()
         if transport == "stdio":

@@ -31,7 +31,10 @@ class Provenance(Output):
     source_kind: Literal["event", "episode"]
     integration: str | None = Field(None, description="Name of the MCP client that stored the memory.")
     integration_version: str | None = None
-    origin_scope: str | None = None
+    origin_scope: str | None = Field(
+        None, description="Set for a lesson validated in other scopes: the scope it was learned in."
+    )
+    stage: int | None = Field(None, description="With origin_scope: 1 its kind's scopes, 2 all, 3 global.")
     association: Association | None = Field(
         None, description="Associated memories: why it came. Say irrelevant if it does not fit."
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from slowave_graph.graph.database import Database
@@ -16,7 +17,7 @@ from slowave_graph.graph.values import native
 from slowave_graph.services.text import query_terms, scope_token
 
 PAGE_SIZE = 50
-STATUSES = ("active", "stale")
+STATUSES = ("active", "stale", "suppressed")
 
 
 async def _read(db: Database, name: str, **params: Any) -> list[dict[str, Any]]:
@@ -32,8 +33,14 @@ def search_query(text: str, scope: str) -> str | None:
     return f"+scope_token:{scope_token(scope)}^0 +content:({words})"
 
 
-async def scopes(db: Database) -> list[dict[str, Any]]:
-    return await _read(db, "stats_scopes", limit=500, scope=None)
+async def scopes(db: Database, visible: Callable[[str], bool] | None = None) -> list[dict[str, Any]]:
+    """The scopes the index lists, the fullest first (500 at most). ``visible``: the token's grant
+    check — its scopes are picked out of every scope's id first, so a token granted a few scopes
+    of a large store sees them, not whichever of the 500 fullest happen to be granted."""
+    only = None
+    if visible is not None:
+        only = [str(r["scope"]) for r in await _read(db, "export_scopes") if visible(str(r["scope"]))]
+    return await _read(db, "stats_scopes", limit=500, scope=None, scopes=only)
 
 
 async def memories(
@@ -66,8 +73,24 @@ async def memory(db: Database, memory_id: str) -> dict[str, Any] | None:
         "supersession": await _read(db, "dashboard_memory_supersession", id=memory_id),
         "ledger": await _read(db, "dashboard_memory_ledger", id=memory_id, limit=200),
         "concepts": await _read(db, "concepts_of_memory", id=memory_id),
+        "corrections": await _read(db, "memory_corrections", id=memory_id),
         "graph": graph,
     }
+
+
+async def maintenance_runs(db: Database) -> list[dict[str, Any]]:
+    """The latest maintenance passes, newest first, with how long each took."""
+    rows = await _read(db, "maintenance_runs", limit=50)
+    for row in rows:
+        started, finished = row.get("started_at"), row.get("finished_at")
+        row["seconds"] = (finished - started).total_seconds() if started and finished else None
+    return rows
+
+
+async def memory_scope(db: Database, memory_id: str) -> str | None:
+    """The scope of a memory (None: no such memory): a correction checks the token's grants on it."""
+    found = await _read(db, "dashboard_memory", id=memory_id)
+    return str(found[0]["memory"]["scope"]) if found else None
 
 
 def _effective(events: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -30,7 +30,9 @@ class DerivedFrom(AsyncStructuredRel):
 class Supersedes(AsyncStructuredRel):
     reason = StringProperty()
     at = DateTimeNeo4jFormatProperty()
-    feedback_event_id = StringProperty()
+    feedback_event_id = StringProperty()  # an agent's stale + superseded feedback
+    correction_id = StringProperty()  # or a person's correction (Correction)
+    actor = StringProperty()
 
 
 class Associated(AsyncStructuredRel):
@@ -117,6 +119,8 @@ class Memory(AsyncStructuredNode):
     occurred_at = DateTimeNeo4jFormatProperty()
     last_reinforced_at = DateTimeNeo4jFormatProperty()
     concepts_version = IntegerProperty()  # the extractor that linked its concepts
+    stage = IntegerProperty(index=True)  # a lesson's generalisation stage (1-3), else absent
+    similar_version = IntegerProperty()  # the judgement that linked its SIMILAR_TO (null: not yet)
 
     derived_from = AsyncRelationshipTo(Event, "DERIVED_FROM", model=DerivedFrom)
     mentions = AsyncRelationshipTo(Concept, "MENTIONS", model=Mentions)
@@ -190,6 +194,26 @@ class Cursor(AsyncStructuredNode):
     created_at = DateTimeNeo4jFormatProperty()
 
 
+class Correction(AsyncStructuredNode):
+    """A person's suppress, restore or supersede of a memory (cypher/corrections.cypher)."""
+
+    uid = StringProperty(unique_index=True, required=True, db_property="id")
+    action = StringProperty()
+    memory_id = StringProperty()
+    scope = StringProperty()
+    from_status = StringProperty()
+    to_status = StringProperty()
+    replacement_id = StringProperty()
+    reason = StringProperty()
+    actor = StringProperty()
+    host = StringProperty()
+    version = StringProperty()
+    at = DateTimeNeo4jFormatProperty()
+
+    corrected = AsyncRelationshipTo(Memory, "CORRECTED")
+    in_scope = AsyncRelationshipTo(Scope, "IN_SCOPE")
+
+
 class Counter(AsyncStructuredNode):
     name = StringProperty(unique_index=True, required=True)
     value = IntegerProperty()
@@ -200,3 +224,12 @@ class EmbeddingSpace(AsyncStructuredNode):
     model = StringProperty()
     dimension = IntegerProperty()
     created_at = DateTimeNeo4jFormatProperty()
+
+
+class MaintenanceLease(AsyncStructuredNode):
+    """Who runs the maintenance pass now (operator/maintenance.py): one pass at a time per database."""
+
+    name = StringProperty(unique_index=True, required=True)
+    holder = StringProperty()
+    taken_at = DateTimeNeo4jFormatProperty()
+    expires_at = DateTimeNeo4jFormatProperty()

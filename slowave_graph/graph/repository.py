@@ -52,11 +52,12 @@ from slowave_graph.graph.rows import (
     MovedRow,
     Neighbour,
     PageExposure,
-    PageMemory,
+    PageMemoryHome,
     ProcedureDetailsRow,
     ProcedureExposure,
     ProcedureHit,
     ProcedureParams,
+    PromotedHit,
     RecallRetrievalRow,
     RecordedEvent,
     RememberCallRow,
@@ -471,8 +472,15 @@ class GraphRepository:
         """The SIMILAR_TO links with an end among these memories (catalog_links)."""
         return cast(list[CatalogLinkRow], await self.db.run_read("catalog_links", ids=ids)) if ids else []
 
-    async def memories_by_id(self, ids: list[str]) -> list[PageMemory]:
-        return cast(list[PageMemory], await self.db.run_read("memories_for_page", ids=ids)) if ids else []
+    async def memories_by_id(self, ids: list[str]) -> list[PageMemoryHome]:
+        return cast(list[PageMemoryHome], await self.db.run_read("memories_for_page", ids=ids)) if ids else []
+
+    async def promoted(
+        self, *, scope: str, kind: str, embeddings: list[list[float]], k: int
+    ) -> list[PromotedHit]:
+        """Lessons of other scopes whose stage lets them travel into this one (promoted_search)."""
+        found = await self.db.run_read("promoted_search", scope=scope, kind=kind, embeddings=embeddings, k=k)
+        return cast(list[PromotedHit], found)
 
     async def evidence_for_memories(self, ids: list[str], limit: int) -> list[EvidenceRow]:
         if not ids:

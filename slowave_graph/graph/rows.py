@@ -131,6 +131,14 @@ class PageMemory(TypedDict):
     integration_version: str | None
 
 
+class PageMemoryHome(PageMemory):
+    """memories_for_page also says where a memory lives and how far it travels (a lesson from
+    another scope is marked so on every page; services/generalisation.py)."""
+
+    scope: str
+    stage: int | None
+
+
 class MemoryFields(PageMemory):
     """The memory columns every search below returns (PageMemory's, and salience)."""
 
@@ -418,6 +426,7 @@ class MemoryClaim(TypedDict):
     content_hash: str
     embedding: list[float]
     links: list[SimilarLink]
+    similar_version: int | None  # consolidation.SIMILAR_VERSION when judged at this write, else None
 
 
 class RememberItem(MemoryClaim):
@@ -593,6 +602,21 @@ class SimilarEnd(TypedDict):
     created_at: int | None
     integration: str | None
     integration_version: str | None
+
+
+class PromotedHit(TypedDict):
+    """promoted_search: a lesson of another scope that may travel here, with its cosine per cue."""
+
+    id: str
+    scope: str
+    stage: int
+    content: str
+    type: str
+    salience: float | None
+    integration: str | None
+    integration_version: str | None
+    occurred_at: int | None
+    cosines: list[dict[str, float]]  # {qi, cosine}
 
 
 class CatalogLinkRow(TypedDict):

@@ -19,7 +19,7 @@ async def collect_stats(db: Database, scope_limit: int = 200, scope: str | None 
     """Whole-database counts, and the scopes' (only ``scope``'s when given)."""
     labels = (await db.run_read("stats_labels"))[0]
     relationships = (await db.run_read("stats_relationships"))[0]
-    scopes = await db.run_read("stats_scopes", limit=scope_limit, scope=scope)
+    scopes = await db.run_read("stats_scopes", limit=scope_limit, scope=scope, scopes=None)
     info = await server_info(db)
     indexes = await db.run_read("stats_indexes")
     return {

@@ -220,7 +220,8 @@ def http_app(app: App, server: Server[Any], tokens: dict[str, str] | None = None
     )
     from slowave_graph.dashboard import build_dashboard
 
-    starlette.mount("/ui", build_dashboard(app.db))  # read-only pages, behind the same auth as /mcp
+    # behind the same auth as /mcp; a person's corrections only when SLOWAVE_DASHBOARD_ACTIONS is on
+    starlette.mount("/ui", build_dashboard(app.db, app if settings.dashboard_actions else None))
     # the body deadline, the Host/Origin check and body limit in front of everything, then the
     # token (see mcp/security.py, mcp/deadlines.py; the header deadline is uvicorn's protocol)
     guarded = BearerAuth(starlette, tokens, file) if tokens or file else starlette

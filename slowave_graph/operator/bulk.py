@@ -140,6 +140,78 @@ def check_bulk_file(path: Path, default_scope: str | None = None, default_type: 
     return sum(1 for _ in read_bulk_file(path, default_scope, default_type))
 
 
+IMPORT_TASK = "Bulk import of memories"
+
+
+async def open_session(
+    tx: AsyncManagedTransaction, app: App, scope: str, task: str, client: dict[str, str]
+) -> str:
+    """A session of the local user in ``scope``, opened exactly as activate opens one (same
+    statement): the session outside writers (an import, a person's correction) record under."""
+    kind, name = text.split_scope(scope)
+    opened = await rows(
+        tx, app.db.q("open_session"), scope=scope, scope_kind=kind, scope_name=name,
+        norm_key=text.scope_norm_key(scope), session_id=new_id("sess"), principal=LOCAL_PRINCIPAL,
+        continuity_id=None, new_continuity_id=new_id("cont"),
+        task=task, initial_goal=task, task_context=None, semantic_context=None, now=utcnow(),
+        **client,
+    )  # fmt: skip
+    return str(opened[0]["session_id"])
+
+
+async def prepare_items(
+    app: App, batch: list[BulkRecord], vectors: list[list[float]], *, consolidate: bool
+) -> list[dict[str, Any]]:
+    """A batch's statement items, grouped by scope (in order of first appearance), each item's
+    index its position among them, with the near-duplicates and updates of each claim among its
+    scope's memories and the batch's earlier claims (as remember finds them); the session ids are
+    filled in by ``write_items``."""
+    groups: dict[str, list[tuple[BulkRecord, list[float]]]] = {}
+    for record, vector in zip(batch, vectors, strict=True):
+        groups.setdefault(record.scope, []).append((record, vector))
+    items: list[dict[str, Any]] = []
+    for scope, group in groups.items():
+        contents = [record.content for record, _ in group]
+        vectors_of = [vector for _, vector in group]
+        links = [[] for _ in group] if not consolidate else await judge(
+            app.repo, app.embedder, scope, contents, vectors_of
+        )  # fmt: skip
+        offset = len(items)
+        for (record, vector), found in zip(group, links, strict=True):
+            moved = [_shifted(x, offset) for x in found]
+            items.append({
+                "scope": scope, "scope_token": text.scope_token(scope),
+                **memory_row(
+                    scope, record.content, record.type, record.occurred_at, vector, moved, judged=consolidate
+                ),
+            })  # fmt: skip
+    for index, item in enumerate(items):
+        item["index"] = index
+    return items
+
+
+async def write_items(
+    tx: AsyncManagedTransaction,
+    app: App,
+    items: list[dict[str, Any]],
+    sessions: dict[str, str],
+    call_id: str,
+    client: dict[str, str],
+) -> dict[str, Any]:
+    """bulk_remember_memories for prepared items, each recorded by its scope's session
+    (``sessions``: scope → session id). Returns the counts (written, created)."""
+    for item in items:
+        item["session_id"] = sessions[item["scope"]]
+    scopes = list(dict.fromkeys(item["scope"] for item in items))
+    [counts] = await rows(
+        tx, app.db.q("bulk_remember_memories"), items=items,
+        sessions=[sessions[scope] for scope in scopes], now=utcnow(), call_id=call_id,
+        concept_links=concept_links([(item["scope"], item["content"]) for item in items]),
+        concepts_version=EXTRACTOR_VERSION, **client,
+    )  # fmt: skip
+    return dict(counts)
+
+
 class _Importer:
     def __init__(self, app: App, client_name: str, client_version: str) -> None:
         self.app = app
@@ -148,44 +220,8 @@ class _Importer:
         self.pending = 0  # records of the batch being written
         self.consolidate = app.services.remember.consolidate
 
-    async def _open_session(self, tx: AsyncManagedTransaction, scope: str) -> str:
-        """A session per scope, opened exactly as activate opens one (same statement)."""
-        kind, name = text.split_scope(scope)
-        task = "Bulk import of memories"
-        opened = await rows(
-            tx, self.app.db.q("open_session"), scope=scope, scope_kind=kind, scope_name=name,
-            norm_key=text.scope_norm_key(scope), session_id=new_id("sess"), principal=LOCAL_PRINCIPAL,
-            continuity_id=None, new_continuity_id=new_id("cont"),
-            task=task, initial_goal=task, task_context=None, semantic_context=None, now=utcnow(),
-            **self.client,
-        )  # fmt: skip
-        return str(opened[0]["session_id"])
-
     async def prepare(self, batch: list[BulkRecord], vectors: list[list[float]]) -> list[dict[str, Any]]:
-        """A batch's statement items, grouped by scope (in order of first appearance), each
-        item's index its position among them, with the near-duplicates and updates of each claim
-        among its scope's memories and the batch's earlier claims (as remember finds them); the
-        session ids are filled in by ``write``."""
-        groups: dict[str, list[tuple[BulkRecord, list[float]]]] = {}
-        for record, vector in zip(batch, vectors, strict=True):
-            groups.setdefault(record.scope, []).append((record, vector))
-        items: list[dict[str, Any]] = []
-        for scope, group in groups.items():
-            contents = [record.content for record, _ in group]
-            vectors_of = [vector for _, vector in group]
-            links = [[] for _ in group] if not self.consolidate else await judge(
-                self.app.repo, self.app.embedder, scope, contents, vectors_of
-            )  # fmt: skip
-            offset = len(items)
-            for (record, vector), found in zip(group, links, strict=True):
-                moved = [_shifted(x, offset) for x in found]
-                items.append({
-                    "scope": scope, "scope_token": text.scope_token(scope),
-                    **memory_row(scope, record.content, record.type, record.occurred_at, vector, moved),
-                })  # fmt: skip
-        for index, item in enumerate(items):
-            item["index"] = index
-        return items
+        return await prepare_items(self.app, batch, vectors, consolidate=self.consolidate)
 
     async def write(self, items: list[dict[str, Any]]) -> None:
         """One transaction: new sessions for new scopes, then bulk_remember_memories."""
@@ -197,15 +233,8 @@ class _Importer:
             opened = dict(sessions)
             for scope in scopes:
                 if scope not in opened:
-                    opened[scope] = await self._open_session(tx, scope)
-            for item in items:
-                item["session_id"] = opened[item["scope"]]
-            [counts] = await rows(
-                tx, self.app.db.q("bulk_remember_memories"), items=items,
-                sessions=[opened[scope] for scope in scopes], now=utcnow(), call_id=call_id,
-                concept_links=concept_links([(item["scope"], item["content"]) for item in items]),
-                concepts_version=EXTRACTOR_VERSION, **self.client,
-            )  # fmt: skip
+                    opened[scope] = await open_session(tx, self.app, scope, IMPORT_TASK, self.client)
+            counts = await write_items(tx, self.app, items, opened, call_id, self.client)
             sessions.update(opened)
             return counts
 

@@ -19,6 +19,7 @@ SCOPED_LABELS = (
     "Continuity",
     "Retrieval",
     "Cursor",
+    "Correction",
 )
 RELATIONSHIP_TYPES = (
     "IN_SCOPE",
@@ -33,6 +34,8 @@ RELATIONSHIP_TYPES = (
     "ASSOCIATED",
     "NEXT",
     "SIMILAR_TO",
+    "CORRECTED",
+    "VALIDATED_IN",
 )
 
 # Derived from the memories' text, so not carried by an export (an import links them again:

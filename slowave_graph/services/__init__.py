@@ -12,6 +12,7 @@ from slowave_graph.services.activation import ActivationService
 from slowave_graph.services.commit import CommitService
 from slowave_graph.services.context import utcnow
 from slowave_graph.services.feedback import FeedbackService
+from slowave_graph.services.generalisation import Generaliser
 from slowave_graph.services.ranking import DEFAULT_POLICY, RankingPolicy
 from slowave_graph.services.remember import RememberService
 from slowave_graph.services.retrieval import RecallService
@@ -24,6 +25,7 @@ class Services:
     recall: RecallService
     feedback: FeedbackService
     commit: CommitService
+    generaliser: Generaliser
 
     @classmethod
     def build(
@@ -33,13 +35,17 @@ class Services:
         policy: RankingPolicy = DEFAULT_POLICY,
         clock: Callable[[], datetime] = utcnow,
         consolidate: bool = True,
+        generalise: bool = False,
     ) -> Services:
         """``consolidate``: find near-duplicates and updates when memories are stored, fold and
-        pair them in retrieval (SLOWAVE_CONSOLIDATION)."""
+        pair them in retrieval (SLOWAVE_CONSOLIDATION). ``generalise``: lessons validated in
+        several scopes travel to others (SLOWAVE_GENERALISATION, which the app passes; off here)."""
+        generaliser = Generaliser(repo.db, embedder, enabled=generalise)
         return cls(
-            activation=ActivationService(repo, embedder, policy, clock, consolidate),
+            activation=ActivationService(repo, embedder, policy, clock, consolidate, generalise),
             remember=RememberService(repo, embedder, clock, consolidate),
-            recall=RecallService(repo, embedder, policy, clock, consolidate),
-            feedback=FeedbackService(repo, clock),
+            recall=RecallService(repo, embedder, policy, clock, consolidate, generalise),
+            feedback=FeedbackService(repo, clock, generaliser),
             commit=CommitService(repo, embedder, clock),
+            generaliser=generaliser,
         )

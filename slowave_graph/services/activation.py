@@ -52,7 +52,7 @@ class ActivationService(RetrievingService):
         )
         if req.continuity_id is not None:
             check_continuity(owner, req.scope, client)
-        catalog = await self._catalog(req, state, cues)
+        catalog = await self._catalog(req, state, cues, client)
         now = self.clock()
         retrieval_id = new_id("ctx")
         frozen = catalog.freeze(retrieval_id)
@@ -77,9 +77,12 @@ class ActivationService(RetrievingService):
             accessible_field=accessible_field(catalog.after(1)),
         )
 
-    async def _catalog(self, req: ActivateRequest, state: ScopeState, cues: Cues) -> Catalog:
-        """What the task, goal and context find in the scope; an empty scope is not searched."""
-        if not (state.has_memories or state.has_procedures):
+    async def _catalog(
+        self, req: ActivateRequest, state: ScopeState, cues: Cues, client: ClientInfo
+    ) -> Catalog:
+        """What the task, goal and context find in the scope; an empty scope is not searched —
+        unless lessons of other scopes may travel into it (its first task may need one most)."""
+        if not (state.has_memories or state.has_procedures or self.retriever.generalise):
             return Catalog([], [], False, req.page_size)
         return await self.retriever.build(
             req.scope,
@@ -88,6 +91,7 @@ class ActivationService(RetrievingService):
             req.page_size,
             with_experience=state.has_learned,
             with_procedures=state.has_procedures,
+            may_use=client.may_use,
         )
 
     async def _open_session(

@@ -65,6 +65,10 @@ CUE_REST_MAX = 8
 CUE_SHARED = 0.4
 # How many memories of the scope, nearest first, a new claim is compared with.
 NEIGHBOURS = 8
+# The version of these rules a memory was judged by (Memory.similar_version): remember marks what it
+# judges, the maintenance pass judges active memories without the mark or with an older one (links
+# are only ever added). Raise it when a change of the rules should reach memories already stored.
+SIMILAR_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -450,6 +454,28 @@ def relation(new_text: str, old_text: str, z: float, thresholds: Thresholds = DE
     ):
         return "update"
     return None
+
+
+def same_lesson(new_text: str, old_text: str, z: float, thresholds: Thresholds = DEFAULT) -> bool:
+    """Whether two memories of different scopes are one lesson in other words
+    (services/generalisation.py), ``new_text`` the one written later: a duplicate, or — at a
+    duplicate's similarity — the same names and values on both sides, not one template filled
+    twice, and enough plain words in common, whatever their polarity words ("run X before the tests,
+    otherwise …" / "never skip X before the tests"): rules are restated with and without negations.
+    A scope-specific fact differs in its names, so it never joins another scope's. A wrong merge of
+    two opposite rules needs both to have been found helpful in their scopes before anything
+    travels, and only the older travels."""
+    if relation(new_text, old_text, z, thresholds) == "duplicate":
+        return True
+    if z < thresholds.duplicate:
+        return False
+    old, new = parse(old_text), parse(new_text)
+    # a name or value that the other lacks: another thing ("atlas" / "borealis") or another value
+    # ("Jenkins" / "GitHub Actions"), an update rather than the same rule
+    if _unmatched(new.specifics, old.tokens) or _unmatched(old.specifics, new.tokens):
+        return False
+    templated = bool(_swaps(old, new)) and _aligned(old, new) >= 0.6
+    return not templated and _plain_share(old, new) >= DUPLICATE_WORDS
 
 
 def _another_subject(

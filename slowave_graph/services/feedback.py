@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+
+from neo4j.exceptions import Neo4jError
 
 from slowave_graph.contract.common import ErrorCode
 from slowave_graph.contract.feedback import (
@@ -38,6 +41,9 @@ from slowave_graph.graph.rows import (
     RetireItem,
 )
 from slowave_graph.services.context import ClientInfo, utcnow
+from slowave_graph.services.generalisation import Generaliser
+
+log = logging.getLogger(__name__)
 
 NEUTRAL_MEMORY = {"not_used", "unassessable", "irrelevant", "already_known"}
 # the form of a memory id (cypher/memory.cypher mints sch_<n>)
@@ -205,7 +211,10 @@ def plan_item(item: FeedbackItem, ctx: FeedbackContextRow) -> _Plan:
             "reason": m.reason, "coverage": item.coverage,
         }, problem)  # fmt: skip
         if problem is None:
-            if m.assessment == "stale":
+            # a lesson of another scope is retired in its own scope, never from here: a stale mark
+            # from here counts against it where it travels (services/generalisation.py)
+            home = memories[m.memory_id]["scope"] if m.memory_id in memories else ctx["scope"]
+            if m.assessment == "stale" and home == ctx["scope"]:
                 plan.retire.append(
                     {"index": index, "memory_id": m.memory_id, "stale_reason": m.stale_reason,
                      "reason": m.reason, "replacement_id": m.replacement_memory_id}
@@ -229,6 +238,8 @@ def plan_item(item: FeedbackItem, ctx: FeedbackContextRow) -> _Plan:
 class FeedbackService:
     repo: GraphRepository
     clock: Callable[[], datetime] = utcnow
+    # recomputes the lessons the assessed memories belong to (services/generalisation.py)
+    generaliser: Generaliser | None = None
 
     async def feedback(
         self, req: FeedbackRequest, client: ClientInfo
@@ -283,6 +294,7 @@ class FeedbackService:
             now=self.clock(),
         )
         plan = planned[0]
+        await self._generalise(plan)
         coverage = written.coverage
         rejected = list(plan.rejections)
         # complete is achieved when a complete declaration covers every exposure (now or earlier);
@@ -309,6 +321,21 @@ class FeedbackService:
             rejected=rejected,
             applied=_applied(written.learning, plan.neutral, written.retired),
         )
+
+    async def _generalise(self, plan: _Plan) -> None:
+        """The lessons of the memories this call assessed, judged again from the ledger. The
+        feedback is recorded whatever happens here: a failure is logged, and the maintenance
+        pass judges every lesson again later."""
+        assessed = sorted({
+            str(e["target_id"]) for e in plan.events
+            if e["target_kind"] == "memory" and e["properties"].get("status") == "accepted"
+        })  # fmt: skip
+        if self.generaliser is None or not assessed:
+            return
+        try:
+            await self.generaliser.recompute(assessed, self.clock())
+        except (DatabaseUnavailable, Neo4jError, OSError):
+            log.warning("lessons of %s not judged again (the maintenance pass will)", assessed, exc_info=True)
 
 
 def _applied(learning: list[LearningChange], neutral: list[str], retired: list[str]) -> Applied:

@@ -97,9 +97,10 @@ class RankingPolicy:
     # learned co-use: the decayed ASSOCIATED strength from the seeds (weights sum to 1) adds this
     # much to the order
     association_weight: float = 3.0
-    # associated hits: minimum decayed edge strength, at most this many, edge half-life; a memory
-    # the walk reaches is an associated hit when its walk evidence is at least associated_walk_share
-    # of the best direct hit's and its z reaches associated_floor
+    # associated hits: minimum decayed edge strength, at most this many, edge half-life in days (0:
+    # no decay; co_use_strength in retrieval.cypher); a memory the walk reaches is an associated
+    # hit when its walk evidence is at least associated_walk_share of the best direct hit's and its
+    # z reaches associated_floor
     associated_min_strength: float = 0.2
     associated_max: int = 10
     association_half_life_days: float = 90.0
@@ -127,17 +128,35 @@ class RankingPolicy:
 DEFAULT_POLICY = RankingPolicy()
 
 
-def policy_for(candidate_k: int, graph: GraphUse = "full") -> RankingPolicy:
-    """The default policy at another retrieval depth or with less of the graph; its version says
-    so, since results differ."""
-    if candidate_k == DEFAULT_POLICY.candidate_k and graph == DEFAULT_POLICY.graph:
+def policy_for(
+    candidate_k: int, graph: GraphUse = "full", association_half_life_days: float | None = None
+) -> RankingPolicy:
+    """The default policy at another retrieval depth, with less of the graph or another co-use
+    half-life (SLOWAVE_CO_USE_HALF_LIFE_DAYS, the one the maintenance pass decays stored weights
+    by; 0: no decay); its version says so, since results differ."""
+    half_life = DEFAULT_POLICY.association_half_life_days
+    if association_half_life_days is not None:
+        half_life = association_half_life_days
+    if (candidate_k, graph, half_life) == (
+        DEFAULT_POLICY.candidate_k,
+        DEFAULT_POLICY.graph,
+        DEFAULT_POLICY.association_half_life_days,
+    ):
         return DEFAULT_POLICY
     version = DEFAULT_POLICY.version
     if graph != DEFAULT_POLICY.graph:
         version += f"-{graph}"
     if candidate_k != DEFAULT_POLICY.candidate_k:
         version += f"-k{candidate_k}"
-    return replace(DEFAULT_POLICY, candidate_k=candidate_k, graph=graph, version=version)
+    if half_life != DEFAULT_POLICY.association_half_life_days:
+        version += f"-hl{half_life:g}"
+    return replace(
+        DEFAULT_POLICY,
+        candidate_k=candidate_k,
+        graph=graph,
+        association_half_life_days=half_life,
+        version=version,
+    )
 
 
 class AssociationReason(TypedDict):
@@ -178,6 +197,9 @@ class Candidate:
     # folding (services/folding.py): the duplicates shown through it, the updates shown beside it
     also_stored_as: list[str] = field(default_factory=list)
     conflicts_with: list[str] = field(default_factory=list)
+    # a lesson of another scope (services/generalisation.py): where it lives, how far it travels
+    origin_scope: str | None = None
+    stage: int | None = None
 
 
 Baselines = Sequence[tuple[float, float]]  # per cue: (mean, sd) of its unrelated cosines

@@ -37,10 +37,13 @@ def memory_row(
     occurred_at: str | None,
     embedding: list[float],
     links: list[consolidation.Link] | None = None,
+    *,
+    judged: bool = False,
 ) -> MemoryClaim:
     """A claim as the write statements store it (remember_call, bulk_remember_memories): its
     duplicate key, hash, time, vector and the near-duplicates and updates found for it (its
-    concepts go apart: ``concept_links``)."""
+    concepts go apart: ``concept_links``). ``judged``: its links were looked for (consolidation
+    on), so the new memory is marked judged and the maintenance pass leaves it alone."""
     return {
         "content": content,
         "type": type_,
@@ -49,6 +52,7 @@ def memory_row(
         "content_hash": text.content_hash(content),
         "embedding": embedding,
         "links": [similar_link(link) for link in links or []],
+        "similar_version": consolidation.SIMILAR_VERSION if judged else None,
     }
 
 
@@ -91,10 +95,13 @@ class RememberService:
         links: list[list[consolidation.Link]] = [[] for _ in items]
         if self.consolidate:
             links = await judge(self.repo, self.embedder, req.scope, contents, vectors)
+        judged = self.consolidate
         rows: list[RememberItem] = [
             {
                 "index": index,
-                **memory_row(req.scope, item.content, item.type, item.occurred_at, vector, found),
+                **memory_row(
+                    req.scope, item.content, item.type, item.occurred_at, vector, found, judged=judged
+                ),
             }
             for index, (item, vector, found) in enumerate(zip(items, vectors, links, strict=True))
         ]

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from slowave_graph.contract.recall import EvidenceRecord, RecallRequest, RecallResult, SourceRef
 from slowave_graph.contract.retrieval import (
@@ -31,16 +31,19 @@ from slowave_graph.graph.repository import CandidateContext, GraphRepository, Se
 from slowave_graph.graph.rows import (
     ExperienceRow,
     FrozenCatalog,
+    FulltextHit,
     JsonObject,
     PageExposure,
-    PageMemory,
+    PageMemoryHome,
     ProcedureHit,
+    PromotedHit,
     WalkSeed,
 )
 from slowave_graph.services import folding, text, timeframe
 from slowave_graph.services.calibration import CosineScale, scale_for
 from slowave_graph.services.context import ClientInfo, cursor_id, new_id, resolved, unix, utcnow
 from slowave_graph.services.excerpt import excerpt
+from slowave_graph.services.generalisation import FOREIGN_WEIGHT
 from slowave_graph.services.ranking import (
     DEFAULT_POLICY,
     Candidate,
@@ -183,6 +186,8 @@ def memory_item(cand: Candidate, cue_terms: list[str]) -> MemoryItem:
             source_excerpt=SourceExcerpt.model_validate(spans) if spans else None,
             also_stored_as=cand.also_stored_as or None,
             conflicts_with=cand.conflicts_with or None,
+            origin_scope=cand.origin_scope,
+            stage=cand.stage if cand.origin_scope is not None else None,
         ),
     )
 
@@ -261,12 +266,15 @@ class Retriever:
         policy: RankingPolicy,
         clock: Callable[[], datetime],
         consolidate: bool = True,
+        generalise: bool = False,
     ):
         self.repo = repo
         self.embedder = embedder
         self.policy = policy
         self.clock = clock
         self.consolidate = consolidate  # fold duplicates and pair updates (services/folding.py)
+        # lessons of other scopes travel here by their stage (services/generalisation.py)
+        self.generalise = generalise
 
     async def embed_cues(self, cues: list[str]) -> Cues:
         """A task's questions, one per sentence, and their embeddings (one batch)."""
@@ -283,19 +291,23 @@ class Retriever:
         *,
         with_experience: bool = True,
         with_procedures: bool = True,
+        may_use: Callable[[str], bool] | None = None,
     ) -> Catalog:
         """The catalog for these cues. ``with_experience`` / ``with_procedures`` False: the caller
-        knows the scope has no learned retrieval / no procedure, so those searches would find nothing."""
+        knows the scope has no learned retrieval / no procedure, so those searches would find nothing.
+        ``may_use``: whether the caller's token may see a scope — lessons of other scopes come only
+        from scopes it may (None: every scope)."""
         policy = self.policy
         embeddings = cues.embeddings
         scale = await scale_for(self.embedder)
         baselines = scale.baselines(embeddings)
-        found, learned_rows, procedure_rows = await self._search(
+        found, learned_rows, procedure_rows, promoted = await self._search(
             scope, cues, lexical_extra, scale, baselines, with_experience, with_procedures
         )
+        foreign = {p["id"]: p for p in promoted if may_use is None or may_use(p["scope"])}
         cue_terms = [text.query_terms(cue) for cue in cues.texts]
         dated = timeframe.windows(" ".join(cues.texts))
-        pool = merge_candidates(found.vector, [*found.fulltext, *learned_rows])
+        pool = merge_candidates(found.vector, [*found.fulltext, *learned_rows, *_as_hits(foreign.values())])
         order = fused_order(pool, policy, dated, baselines)
         seeds = walk_seeds(order, policy) if policy.uses_concepts else []
         around = await self._around(scope, pool, order, seeds, embeddings)
@@ -303,6 +315,8 @@ class Retriever:
         learned = experience_scores(learned_rows, policy, irrelevant_at)
         walk = walk_of(around.walked, around.associations, seeds, policy, suppressed=suppressed(learned_rows))
         direct = admit_direct(pool, cue_terms, around.neighbours, policy, learned, dated, baselines, walk)
+        if foreign:
+            direct = _travelled(direct, foreign)
         associated = admit_associated(direct, walk, around.associations, policy, baselines, pool)
         procedures = rank_procedures(procedure_rows, policy, baselines)
         memories = direct + associated
@@ -317,7 +331,8 @@ class Retriever:
         (services/folding.py)."""
         heard = normalise_claim(said)
         memories = [c for c in memories if not folding.echoed(c.content, heard)]
-        links = await self.repo.catalog_links([c.id for c in memories])
+        # a lesson of another scope brings nothing of its scope with it (no update partner)
+        links = await self.repo.catalog_links([c.id for c in memories if c.origin_scope is None])
         if not links:
             return memories
         by_id = {c.id: c for c in memories}
@@ -355,9 +370,9 @@ class Retriever:
         baselines: list[tuple[float, float]],
         with_experience: bool,
         with_procedures: bool,
-    ) -> tuple[SearchRows, list[ExperienceRow], list[ProcedureHit]]:
-        """The candidates (vector and full-text), the experience of similar past questions and the
-        procedures that may apply."""
+    ) -> tuple[SearchRows, list[ExperienceRow], list[ProcedureHit], list[PromotedHit]]:
+        """The candidates (vector and full-text), the experience of similar past questions, the
+        procedures that may apply and the lessons of other scopes that may travel here."""
         policy = self.policy
         embeddings = cues.embeddings
         lucene = text.lucene_query(" ".join([*cues.texts, lexical_extra]), text.scope_token(scope))
@@ -381,6 +396,11 @@ class Retriever:
                 k=20,
             )
             if with_procedures
+            else resolved([]),
+            self.repo.promoted(
+                scope=scope, kind=text.split_scope(scope)[0], embeddings=embeddings, k=policy.candidate_k
+            )
+            if self.generalise
             else resolved([]),
         )
 
@@ -478,11 +498,12 @@ class RetrievingService:
         policy: RankingPolicy = DEFAULT_POLICY,
         clock: Callable[[], datetime] = utcnow,
         consolidate: bool = True,
+        generalise: bool = False,
     ) -> None:
         self.repo = repo
         self.policy = policy
         self.clock = clock
-        self.retriever = Retriever(repo, embedder, policy, clock, consolidate)
+        self.retriever = Retriever(repo, embedder, policy, clock, consolidate, generalise)
 
 
 class RecallService(RetrievingService):
@@ -508,6 +529,7 @@ class RecallService(RetrievingService):
             req.page_size or 5,
             with_experience=session.has_learned,
             with_procedures=session.has_procedures,
+            may_use=client.may_use,
         )
         retrieval_id = new_id("rec")
         frozen = catalog.freeze(retrieval_id)
@@ -555,8 +577,12 @@ class RecallService(RetrievingService):
         pathways = dict(zip(served.catalog_ids, served.catalog_pathways, strict=True))
         why = dict(zip(served.catalog_ids, served.catalog_associations, strict=True))
         noted = dict(zip(served.catalog_ids, served.catalog_links, strict=True))
-        page = [_candidate(rows[i], pathways[i], why[i], noted[i]) for i in served.page_ids if i in rows]
-        rest = [_candidate(rows[i], pathways[i], why[i], noted[i]) for i in served.rest_ids if i in rows]
+
+        def candidate(i: str) -> Candidate:
+            return _candidate(rows[i], req.scope, pathways[i], why[i], noted[i])
+
+        page = [candidate(i) for i in served.page_ids if i in rows]
+        rest = [candidate(i) for i in served.rest_ids if i in rows]
         details = await self.retriever.full_procedures(served.page_procedure_ids + served.rest_procedure_ids)
         shown = set(served.page_procedure_ids)
         return RecallResult(
@@ -579,9 +605,11 @@ class RecallService(RetrievingService):
         )
 
 
-def _candidate(row: PageMemory, pathway: str, association: str, links: str = "") -> Candidate:
+def _candidate(row: PageMemoryHome, scope: str, pathway: str, association: str, links: str = "") -> Candidate:
     noted = json.loads(links) if links else {}
     return Candidate(
+        origin_scope=row["scope"] if row["scope"] != scope else None,
+        stage=row["stage"],
         # a memory forgotten since the catalog was frozen is named no more
         also_stored_as=[i for i in noted.get("also_stored_as", []) if i != FORGOTTEN],
         conflicts_with=[i for i in noted.get("conflicts_with", []) if i != FORGOTTEN],
@@ -593,3 +621,30 @@ def _candidate(row: PageMemory, pathway: str, association: str, links: str = "")
         pathway=pathway,
         association=json.loads(association) if association else None,
     )
+
+
+def _as_hits(promoted: Iterable[PromotedHit]) -> list[FulltextHit]:
+    """Promoted lessons as search rows (their cosine to every cue, no BM25): they enter the pool
+    and are admitted like any other candidate."""
+    return [
+        cast(FulltextHit, {
+            "id": p["id"], "content": p["content"], "type": p["type"], "salience": p["salience"],
+            "integration": p["integration"], "integration_version": p["integration_version"],
+            "occurred_at": p["occurred_at"],
+            "similarities": [c["cosine"] for c in sorted(p["cosines"], key=lambda c: c["qi"])],
+        })
+        for p in promoted
+    ]  # fmt: skip
+
+
+def _travelled(direct: list[Candidate], foreign: dict[str, PromotedHit]) -> list[Candidate]:
+    """The admitted direct hits with the lessons of other scopes marked (origin scope, stage) and,
+    below stage 3, ranked below local memories (score × FOREIGN_WEIGHT)."""
+    for cand in direct:
+        hit = foreign.get(cand.id)
+        if hit is None:
+            continue
+        cand.origin_scope, cand.stage = hit["scope"], int(hit["stage"])
+        if cand.stage < 3:
+            cand.score = cand.score * FOREIGN_WEIGHT if cand.score > 0 else cand.score / FOREIGN_WEIGHT
+    return sorted(direct, key=lambda c: (-c.score, c.id))

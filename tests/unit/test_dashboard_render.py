@@ -85,11 +85,16 @@ def test_stored_text_is_escaped_everywhere() -> None:
                               "older_content": EVIL, "older_status": EVIL, "reason": EVIL, "at": now}],
             "ledger": [{"event_id": EVIL, "retrieval_id": EVIL, "query": EVIL, "assessment": EVIL,
                         "reason": EVIL, "status": "accepted", "effective": True, "created_at": now}],
+            "corrections": [{"id": EVIL, "action": EVIL, "memory_id": EVIL, "replacement_id": EVIL,
+                             "from_status": EVIL, "to_status": EVIL, "reason": EVIL, "actor": EVIL,
+                             "host": EVIL, "at": now}],
         },
         graph=layout([{"id": EVIL, "hop": 0, "status": EVIL, "content": EVIL}], []),
+        tokens={"suppress": EVIL, "restore": EVIL, "supersede": EVIL},
     )  # fmt: skip
     assert "<script" not in page and "<img" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert page.count('<form class="correct') == 2  # an active memory: suppress and supersede
     # ids in links are URL-quoted, not just HTML-escaped
     assert 'href="/ui/memory/%3Cscript%3Ealert%281%29%3C%2Fscript%3E%22%3E%3Cimg' in page
 

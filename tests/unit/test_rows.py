@@ -80,7 +80,7 @@ ROWS = [
     ("remember_call", rows.RememberCallRow),
     ("recall_retrieval", rows.RecallRetrievalRow),
     ("cursor_for_call", rows.CursorRow),
-    ("memories_for_page", rows.PageMemory),
+    ("memories_for_page", rows.PageMemoryHome),
     ("vector_search_filtered", rows.HitsRow),
     ("vector_search_overfetch", rows.HitsRow),
     ("fulltext_search", rows.HitsRow),

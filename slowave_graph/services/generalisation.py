@@ -1,0 +1,280 @@
+"""Lessons that travel between scopes, earned from the feedback ledger.
+
+An agent that learned "run `uv sync` before the tests" in three repositories should get it in the
+fourth. A memory's *lesson* is the memory together with its near-duplicates remembered in other
+scopes (the same rule in other words: services/consolidation.py ``same_lesson``); its *origin* is
+the oldest member that was validated somewhere, the one that travels. A scope *validates* the
+lesson when, over its sessions, the members' effective assessments by that scope's retrievals —
+used with effect helped (+1), used with effect harmed or stale (−1); neutral marks count nothing —
+add up to more helped than not. The stage follows from how many scopes and sessions validated it,
+and how broad that is against the scopes in use (those with a session in the last ``ACTIVE_DAYS``):
+
+====== ============================ ==================================================================
+stage  shown in                     earned by (all of)
+====== ============================ ==================================================================
+0      its own scope                —
+1      scopes of its own kind       2 scopes of its kind, 3 sessions
+2      every scope, ranked × 0.70   3 scopes, 5 sessions, a quarter of its kind's active scopes
+3      every scope, ranked as local 5 scopes of 2 kinds, 8 sessions, 40 % of all active scopes
+====== ============================ ==================================================================
+
+Why these: the minimum counts keep one enthusiastic session or a pair of look-alike repositories
+from promoting anything (two scopes are the least that can say "not specific to one place", and
+sessions must outnumber scopes so each scope's vote rests on more than one task); the breadth
+terms make the bar grow with the installation, so in a store of two hundred active repositories
+three of them cannot make a lesson global — the shape of the reference's promotion (distinct
+validating scopes and sessions relative to the scopes active in the last 90 days). Below stage 3 a
+travelling lesson ranks below local memories (score × ``FOREIGN_WEIGHT``), as the reference's
+contextual memories do.
+
+Everything here is a deterministic function of the ledger and the store: recomputing changes
+nothing, resubmitting feedback changes nothing, and a later not_used, harmed or stale takes the
+evidence back (a lesson can lose its stage). Stale, suppressed and superseded memories never
+travel. A memory of scope A is shown in scope B only to a token whose grants cover A (the caller
+filters promoted hits by ``ClientInfo.may_use``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from slowave_graph.embedding.embedder import Embedder
+from slowave_graph.graph.database import Database
+from slowave_graph.services import consolidation
+from slowave_graph.services.calibration import scale_for
+from slowave_graph.services.text import split_scope
+
+ACTIVE_DAYS = 90
+FOREIGN_WEIGHT = 0.70
+NEIGHBOURS = 8  # other scopes' memories judged per member (as remember judges its 8 nearest)
+FETCH = 64  # vector index over-fetch before the other-scope filter
+ACTIVE_TTL = 600.0  # seconds the active-scope counts are reused
+
+
+@dataclass(frozen=True)
+class Stage:
+    """The thresholds of one stage (see the module table)."""
+
+    number: int
+    scopes: int
+    sessions: int
+    kinds: int = 1
+    kind_breadth: float = 0.0  # validated scopes of its kind / active scopes of its kind
+    breadth: float = 0.0  # validated scopes / all active scopes
+    same_kind: bool = False  # count only scopes of the origin's kind
+
+
+STAGES = (
+    Stage(1, scopes=2, sessions=3, same_kind=True),
+    Stage(2, scopes=3, sessions=5, kind_breadth=0.25),
+    Stage(3, scopes=5, sessions=8, kinds=2, breadth=0.40),
+)
+
+
+@dataclass(frozen=True)
+class ScopeEvidence:
+    """What one scope says of a lesson: its sessions that validated it, and which members."""
+
+    scope: str
+    sessions: int
+    via: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        return split_scope(self.scope)[0]
+
+
+def validations(members: Iterable[dict[str, Any]]) -> list[ScopeEvidence]:
+    """The scopes that validate a lesson, from its members' evidence rows (lesson_evidence): per
+    scope and session the signs add up (a session that used it helpfully and later found it
+    harmful counts nothing); a scope validates when its sessions' net is positive, counting the
+    sessions that came out positive."""
+    per_session: dict[tuple[str, str], int] = defaultdict(int)
+    via: dict[str, set[str]] = defaultdict(set)
+    for member in members:
+        for row in member["evidence"]:
+            if row["scope"] is None:
+                continue
+            per_session[(row["scope"], str(row["session_id"]))] += int(row["sign"])
+            if row["sign"] > 0:
+                via[row["scope"]].add(member["id"])
+    net: dict[str, int] = defaultdict(int)
+    positive: dict[str, int] = defaultdict(int)
+    for (scope, _), total in per_session.items():
+        net[scope] += 1 if total > 0 else (-1 if total < 0 else 0)
+        positive[scope] += 1 if total > 0 else 0
+    return [
+        ScopeEvidence(scope, positive[scope], tuple(sorted(via[scope])))
+        for scope in sorted(net)
+        if net[scope] > 0
+    ]
+
+
+def stage_of(kind: str, evidence: Sequence[ScopeEvidence], active: dict[str, int]) -> int:
+    """The highest stage whose every threshold the evidence meets (0 when none)."""
+    reached = 0
+    all_active = max(sum(active.values()), 1)
+    for stage in STAGES:
+        counted = [e for e in evidence if e.kind == kind] if stage.same_kind else list(evidence)
+        of_kind = sum(1 for e in evidence if e.kind == kind)
+        if (
+            len(counted) >= stage.scopes
+            and sum(e.sessions for e in counted) >= stage.sessions
+            and len({e.kind for e in counted}) >= stage.kinds
+            and of_kind / max(active.get(kind, 0), 1) >= stage.kind_breadth
+            and len(evidence) / all_active >= stage.breadth
+        ):
+            reached = stage.number
+    return reached
+
+
+@dataclass
+class Lesson:
+    """A lesson as written by set_lessons."""
+
+    origin: str
+    kind: str
+    stage: int
+    scopes: list[ScopeEvidence]
+    members: list[str] = field(default_factory=list)
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "origin": self.origin,
+            "kind": self.kind,
+            "stage": self.stage,
+            "sessions": sum(e.sessions for e in self.scopes),
+            "scopes": [
+                {"scope": e.scope, "sessions": e.sessions, "weight": float(e.sessions), "via": list(e.via)}
+                for e in self.scopes
+            ],
+            "members": self.members,
+        }
+
+
+class Generaliser:
+    """Recomputes the lessons a set of memories belongs to (after feedback on them, or in the
+    maintenance pass). ``enabled`` False (SLOWAVE_GENERALISATION): nothing is promoted, and a
+    recomputation clears what was."""
+
+    def __init__(self, db: Database, embedder: Embedder, enabled: bool = True) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.enabled = enabled
+        self._active: tuple[float, dict[str, int]] | None = None
+
+    async def active_scopes(self, now: datetime) -> dict[str, int]:
+        cached = self._active
+        if cached is not None and time.monotonic() - cached[0] < ACTIVE_TTL:
+            return cached[1]
+        rows = await self.db.run_read("active_scopes", since=now - timedelta(days=ACTIVE_DAYS))
+        counts = {str(r["kind"]): int(r["scopes"]) for r in rows}
+        self._active = (time.monotonic(), counts)
+        return counts
+
+    async def _evidence(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return {}
+        return {str(r["id"]): r for r in await self.db.run_read("lesson_evidence", ids=wanted)}
+
+    async def _duplicates(self, ids: list[str]) -> dict[str, list[str]]:
+        """Per memory, the active memories of other scopes that are the same lesson
+        (consolidation.same_lesson)."""
+        if not ids:
+            return {}
+        rows = await self.db.run_read("lesson_neighbours", ids=ids, fetch=FETCH, k=NEIGHBOURS)
+        scale = await scale_for(self.embedder)
+        evidence = await self._evidence(ids)
+        out: dict[str, list[str]] = {}
+        for row in rows:
+            mine = evidence[row["id"]]
+            out[str(row["id"])] = [
+                str(n["id"]) for n in row["near"] if _same_lesson(mine, n, scale.statement_z)
+            ]
+        return out
+
+    async def recompute(self, memory_ids: Iterable[str], now: datetime) -> list[Lesson]:
+        """The lessons these memories belong to, judged again and written. Returns them."""
+        seen = await self._evidence(memory_ids)
+        # lessons they already count for, and the lessons of those validated anywhere
+        pending: set[str] = {str(o) for row in seen.values() for o in row["origins"]}
+        candidates = [i for i, row in seen.items() if self.enabled and _active_and_validated(row)]
+        duplicates = await self._duplicates(candidates)
+        if duplicates:
+            rows = await self._evidence({d for found in duplicates.values() for d in found})
+            for member, found in duplicates.items():
+                cluster = [seen[member], *(rows[d] for d in found if d in rows)]
+                if len({str(r["scope"]) for r in cluster}) > 1 or _validated_elsewhere(seen[member]):
+                    pending.add(_oldest(r for r in cluster if _active_and_validated(r)))
+        lessons: dict[str, Lesson] = {}
+        while pending:  # an origin that finds an older validated member hands the lesson on to it
+            origin = pending.pop()
+            if origin in lessons:
+                continue
+            lesson, older = await self._lesson(origin, now)
+            lessons[origin] = lesson
+            if older is not None and older not in lessons:
+                pending.add(older)
+        judged = [lessons[o] for o in sorted(lessons)]
+        if judged:
+            await self.db.run_write("set_lessons", lessons=[lesson.row() for lesson in judged], now=now)
+        return judged
+
+    async def _lesson(self, origin: str, now: datetime) -> tuple[Lesson, str | None]:
+        """One lesson judged from its origin: the members (origin and its other-scope duplicates),
+        the scopes that validate it, its stage; and the member that is the lesson's true origin
+        when that is not this one (an older validated member: this one then holds nothing). An
+        inactive origin or generalisation turned off: no evidence, stage 0 (what it held is
+        cleared)."""
+        found = (await self._evidence([origin])).get(origin)
+        if found is None or found["status"] != "active" or not self.enabled:
+            kind = split_scope(str(found["scope"]))[0] if found else ""
+            return Lesson(origin, kind, 0, [], []), None
+        duplicates = (await self._duplicates([origin])).get(origin, [])
+        members = [found, *(await self._evidence(duplicates)).values()]
+        members = [m for m in members if m["status"] == "active"]
+        kind = split_scope(str(found["scope"]))[0]
+        validated = [m for m in members if _active_and_validated(m)]
+        true_origin = _oldest(validated) if validated else origin
+        if true_origin != origin:
+            return Lesson(origin, kind, 0, [], []), true_origin
+        evidence = validations(members)
+        if len(evidence) < 2:  # validated in one scope at most: nothing travels, no edges kept
+            return Lesson(origin, kind, 0, [], [str(m["id"]) for m in members]), None
+        stage = stage_of(kind, evidence, await self.active_scopes(now))
+        return Lesson(origin, kind, stage, evidence, [str(m["id"]) for m in members]), None
+
+
+def _same_lesson(mine: dict[str, Any], near: dict[str, Any], statement_z: Callable[[float], float]) -> bool:
+    """consolidation.same_lesson with the later-written of the two as the new claim, the order in
+    which remember judges a paraphrase (the judgement is not symmetric)."""
+    z = statement_z(float(near["cosine"]))
+    if _age(near) > _age(mine):
+        return consolidation.same_lesson(str(near["content"]), str(mine["content"]), z)
+    return consolidation.same_lesson(str(mine["content"]), str(near["content"]), z)
+
+
+def _age(row: dict[str, Any]) -> tuple[int, int]:
+    """When a memory was written, for ordering (ties: its id number)."""
+    return int(row["created_at"] or 0), int(str(row["id"]).split("_")[1])
+
+
+def _active_and_validated(row: dict[str, Any]) -> bool:
+    return row["status"] == "active" and any(e["sign"] > 0 for e in row["evidence"])
+
+
+def _validated_elsewhere(row: dict[str, Any]) -> bool:
+    """Whether a memory was validated by a retrieval of another scope (it travelled there)."""
+    return any(e["sign"] > 0 and e["scope"] != row["scope"] for e in row["evidence"])
+
+
+def _oldest(rows: Iterable[dict[str, Any]]) -> str:
+    """The origin of a lesson: its oldest validated member (ties: the smaller id number). A copy
+    nobody found useful does not carry the lesson."""
+    return str(min(rows, key=_age)["id"])

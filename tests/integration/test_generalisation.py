@@ -1,0 +1,205 @@
+"""Lessons that travel between scopes, through the tools: a lesson remembered in paraphrase in two
+repositories and validated there reaches a third (new) repository, marked with its origin and
+stage; a scope-specific fact worded like it stays home; another kind of scope, a token without the
+origin's grant and a store with generalisation off see nothing; a later not_used takes the evidence
+back and the lesson stops travelling; the audit holds throughout. Real embeddings, real Neo4j."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from slowave_graph.app import App
+from slowave_graph.contract.activate import ActivateRequest
+from slowave_graph.demo import driver
+from slowave_graph.mcp.server import build_server
+from slowave_graph.operator import corrections, maintenance
+from slowave_graph.operator.audit import audit
+from slowave_graph.services import Services
+from slowave_graph.services.context import ClientInfo
+from slowave_graph.services.generalisation import Generaliser
+from tests.mcp_helpers import activate, call, ok, remember
+from tests.servers import CLIENT_INFO
+
+pytestmark = pytest.mark.neo4j
+
+
+@pytest.fixture
+def general(app: App) -> App:
+    """The suite's app with generalisation on (the suite runs with it off: tests/conftest.py)."""
+    return dataclasses.replace(app, services=Services.build(app.repo, app.embedder, generalise=True))
+
+
+SPECIFIC = "The test suite of this repository needs PAYMENTS_DB_URL set before running the tests"
+
+
+@dataclass(frozen=True)
+class Texts:
+    """A lesson in two wordings and the task that needs it, about a made-up tool of one test: the
+    suite's database holds other tests' lessons, and a lesson is one across every scope."""
+
+    a: str
+    b: str
+    task: str
+
+
+def texts() -> Texts:
+    tool = "qz" + uuid.uuid4().hex[:6]
+    return Texts(
+        a=f"Run {tool} sync before running the test suite, or the tests import stale packages",
+        b=f"Always do a {tool} sync before you run the tests; otherwise stale packages get imported",
+        task=f"Run the test suite of the repository with {tool}",
+    )
+
+
+def kind() -> str:
+    """A scope kind of this test alone: stages count scopes per kind."""
+    return f"r{uuid.uuid4().hex[:10]}"
+
+
+async def validate(client: Client, scope: str, lesson: str, task: str) -> dict[str, Any]:
+    """A session that is shown the lesson and says it helped (everything else not used); what it
+    was shown."""
+    shown = await activate(client, scope, task)
+    ids = {m["memory_id"]: m for m in shown["memories"]}
+    used = [i for i, m in ids.items() if m["content"] == lesson]
+    assert used, shown["memories"]
+    feedback = driver.complete_feedback(shown, lambda m: "used" if m["content"] == lesson else "not_used")
+    ok(await call(client, "slowave_feedback", feedback))
+    return shown
+
+
+async def learned(app: App, t: Texts, a: str, b: str) -> str:
+    """The lesson remembered in a (first) and b, validated once in a and twice in b: stage 1's
+    minimum. Returns the id of a's memory, the lesson's origin."""
+    async with Client(build_server(app), client_info=CLIENT_INFO) as client:
+        first = await activate(client, a, "Note how the tests run")
+        lesson = str((await remember(client, a, first["session_id"], t.a, "lesson"))["memory_id"])
+        second = await activate(client, b, "Note how the tests run")
+        await remember(client, b, second["session_id"], t.b, "lesson")
+        for scope, text in ((a, t.a), (b, t.b), (b, t.b)):
+            await validate(client, scope, text, t.task)
+    return lesson
+
+
+async def shown_in(client: Client, scope: str, task: str) -> list[dict[str, Any]]:
+    return list((await activate(client, scope, task))["memories"])
+
+
+async def stage(app: App, memory_id: str) -> tuple[int | None, list[tuple[str, int]]]:
+    found, _, _ = await app.db.driver.execute_query(
+        "MATCH (m:Memory {id: $id}) "
+        "RETURN m.stage AS stage, COLLECT { MATCH (m)-[v:VALIDATED_IN]->(s:Scope) "
+        "RETURN [s.id, v.sessions] ORDER BY s.id } AS edges",
+        id=memory_id,
+        database_=app.db.database,
+    )
+    row = found[0]
+    return row["stage"], [(str(e[0]), int(e[1])) for e in row["edges"]]
+
+
+async def test_a_lesson_validated_in_two_scopes_reaches_a_third_and_is_taken_back(general: App) -> None:
+    app = general
+    t = texts()
+    k, other = kind(), kind()
+    a, b, c, d = f"{k}:alpha", f"{k}:beta", f"{k}:gamma", f"{other}:delta"
+    async with Client(build_server(app), client_info=CLIENT_INFO) as client:
+        first = await activate(client, a, "Note how the tests run")
+        lesson = (await remember(client, a, first["session_id"], t.a, "lesson"))["memory_id"]
+        specific = (await remember(client, a, first["session_id"], SPECIFIC))["memory_id"]
+        second = await activate(client, b, "Note how the tests run")
+        await remember(client, b, second["session_id"], t.b, "lesson")
+
+        await validate(client, a, t.a, t.task)
+        assert await stage(app, lesson) == (None, [])  # one scope: nothing travels
+        await validate(client, b, t.b, t.task)
+        assert (await stage(app, lesson))[0] is None  # two scopes, two sessions: not yet
+        retracted = await validate(client, b, t.b, t.task)
+        # the oldest member travels, with the evidence of both scopes
+        assert await stage(app, lesson) == (1, [(a, 1), (b, 2)])
+
+        fresh = await shown_in(client, c, t.task)
+        travelled = [m for m in fresh if m["memory_id"] == lesson]
+        assert len(travelled) == 1, fresh
+        assert travelled[0]["provenance"]["origin_scope"] == a
+        assert travelled[0]["provenance"]["stage"] == 1
+        assert specific not in {m["memory_id"] for m in fresh}  # a scope's own fact stays home
+        assert lesson not in {m["memory_id"] for m in await shown_in(client, d, t.task)}  # stage 1: own kind
+
+        # resubmitting changes nothing; a later not_used on one validating retrieval takes it back
+        again = driver.complete_feedback(retracted, lambda m: "used" if m["content"] == t.b else "not_used")
+        ok(await call(client, "slowave_feedback", again))
+        assert await stage(app, lesson) == (1, [(a, 1), (b, 2)])
+        ok(await call(client, "slowave_feedback", driver.complete_feedback(retracted, "not_used")))
+        assert await stage(app, lesson) == (None, [(a, 1), (b, 1)])  # the evidence left: too little
+        assert lesson not in {m["memory_id"] for m in await shown_in(client, c, t.task)}
+    report = await audit(app.db, [a, b, c, d])
+    assert report.ok, report.violations
+
+
+async def test_grants_setting_and_status_keep_a_lesson_home(general: App) -> None:
+    app = general
+    t = texts()
+    k = kind()
+    a, b, c = f"{k}:alpha", f"{k}:beta", f"{k}:gamma"
+    lesson = await learned(app, t, a, b)
+    assert (await stage(app, lesson))[0] == 1
+
+    def request(scope: str) -> ActivateRequest:
+        return ActivateRequest.model_validate(driver.activate_args(scope, t.task))
+
+    async def ids(services: Services, client: ClientInfo) -> set[str]:
+        result = await services.activation.activate(request(c), client)
+        return {m.memory_id for m in result.memories}
+
+    # a token granted only the new scope never sees the lesson of a scope it may not use
+    assert lesson in await ids(app.services, ClientInfo(scopes=(c, a)))
+    assert lesson not in await ids(app.services, ClientInfo(scopes=(c,)))
+    # generalisation off: nothing travels
+    off = Services.build(app.repo, app.embedder, generalise=False)
+    assert lesson not in await ids(off, ClientInfo())
+    # a suppressed lesson never travels
+    await corrections.suppress(app.db, lesson, reason="wrong advice", who="test")
+    assert lesson not in await ids(app.services, ClientInfo())
+    report = await audit(app.db, [a, b, c])
+    assert report.ok, report.violations
+
+
+async def test_without_the_setting_a_recomputation_clears_the_stage(general: App) -> None:
+    app = general
+    t = texts()
+    k = kind()
+    a, b = f"{k}:alpha", f"{k}:beta"
+    lesson = await learned(app, t, a, b)
+    assert (await stage(app, lesson))[0] == 1
+    # judging again with the same ledger changes nothing
+    now = app.services.feedback.clock()
+    again = await app.services.generaliser.recompute([lesson], now)
+    assert [(x.origin, x.stage) for x in again] == [(lesson, 1)]
+    assert (await stage(app, lesson))[0] == 1
+    await Generaliser(app.db, app.embedder, enabled=False).recompute([lesson], now)
+    assert await stage(app, lesson) == (None, [])
+
+
+async def test_the_maintenance_pass_forms_lessons_validated_before_and_clears_them_when_off(
+    app: App, general: App
+) -> None:
+    t = texts()
+    k = kind()
+    a, b = f"{k}:alpha", f"{k}:beta"
+    lesson = await learned(app, t, a, b)  # the suite's app: generalisation off
+    assert await stage(app, lesson) == (None, [])  # validated, but nothing judged it as a lesson
+
+    run = await maintenance.run_pass(general, actor="test", scope=a)
+    assert (run.status, run.lessons_travelling) == ("completed", 1) and run.lessons_judged >= 1
+    assert await stage(app, lesson) == (1, [(a, 1), (b, 2)])
+    again = await maintenance.run_pass(general, actor="test", scope=a)
+    assert again.lessons_travelling == 1 and await stage(app, lesson) == (1, [(a, 1), (b, 2)])
+
+    assert await maintenance.judge_lessons(app, scope=a) == (again.lessons_judged, 0)  # off: cleared
+    assert await stage(app, lesson) == (None, [])

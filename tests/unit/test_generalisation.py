@@ -1,0 +1,52 @@
+"""The stage of a lesson from its evidence (services/generalisation.py): which scopes validate it,
+per session, and the thresholds of each stage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slowave_graph.services.generalisation import ScopeEvidence, stage_of, validations
+
+
+def member(memory_id: str, *rows: tuple[str, str, int]) -> dict[str, Any]:
+    return {
+        "id": memory_id,
+        "evidence": [{"scope": s, "session_id": ses, "sign": sign} for s, ses, sign in rows],
+    }
+
+
+def evidence(*scopes: tuple[str, int]) -> list[ScopeEvidence]:
+    return [ScopeEvidence(scope, sessions, ("sch_1",)) for scope, sessions in scopes]
+
+
+def test_a_scope_validates_by_its_sessions_net_and_neutral_marks_count_nothing() -> None:
+    found = validations([
+        member("sch_1", ("repo:a", "s1", 1), ("repo:a", "s2", 1), ("repo:b", "s3", 0)),
+        member("sch_2", ("repo:c", "s4", 1), ("repo:c", "s5", -1), ("repo:c", "s6", -1)),
+        member("sch_3", ("repo:d", "s7", 1), ("repo:d", "s7", -1), ("repo:e", "s8", 1)),
+    ])  # fmt: skip
+    # a: two helpful sessions; b: neutral only; c: one helped, two harmed; d: a session that
+    # helped then harmed counts nothing; e: one helpful session
+    assert found == [ScopeEvidence("repo:a", 2, ("sch_1",)), ScopeEvidence("repo:e", 1, ("sch_3",))]
+
+
+def test_members_of_one_scope_share_its_evidence() -> None:
+    found = validations([member("sch_1", ("repo:a", "s1", 1)), member("sch_2", ("repo:a", "s2", 1))])
+    assert found == [ScopeEvidence("repo:a", 2, ("sch_1", "sch_2"))]
+
+
+def test_stage_thresholds() -> None:
+    active = {"repo": 8, "project": 4}
+    assert stage_of("repo", evidence(("repo:a", 5)), active) == 0  # one scope is not general
+    assert stage_of("repo", evidence(("repo:a", 1), ("repo:b", 1)), active) == 0  # too few sessions
+    assert stage_of("repo", evidence(("repo:a", 2), ("repo:b", 1)), active) == 1
+    # stage 1 counts scopes of the origin's kind only
+    assert stage_of("repo", evidence(("repo:a", 2), ("project:b", 1)), active) == 0
+    assert stage_of("repo", evidence(("repo:a", 2), ("repo:b", 2), ("repo:c", 1)), active) == 2
+    # a quarter of the kind's active scopes: 3 of 20 is not broad enough for stage 2
+    assert stage_of("repo", evidence(("repo:a", 2), ("repo:b", 2), ("repo:c", 1)), {"repo": 20}) == 1
+    five = evidence(("repo:a", 2), ("repo:b", 2), ("repo:c", 2), ("project:d", 1), ("project:e", 1))
+    assert stage_of("repo", five, active) == 3
+    assert stage_of("repo", five, {"repo": 8, "project": 20}) == 2  # 5 of 28 active: not 40 %
+    one_kind = evidence(("repo:a", 2), ("repo:b", 2), ("repo:c", 2), ("repo:d", 1), ("repo:e", 1))
+    assert stage_of("repo", one_kind, active) == 2  # global needs two kinds
