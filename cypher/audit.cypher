@@ -22,9 +22,10 @@ LIMIT $limit;
 
 // name: audit_feedback_ledger
 // Each ledger event is well formed (fbe_<seq>, a known status), points from a retrieval to a
-// memory or procedure of the same scope (or a lesson of another scope the retrieval showed, accepted
-// only: generalisation.cypher), and — when accepted — to a target the retrieval exposed with a
-// value the contract allows. Rejected events may name unexposed targets of the scope.
+// memory or procedure of the same scope (or, accepted only, a lesson of another scope the retrieval
+// showed: a memory marked scope_kind by generalisation.cypher), and — when accepted — to a target
+// the retrieval exposed with a value the contract allows. Rejected events may name unexposed
+// targets of the scope.
 MATCH (r:Retrieval)-[a:ASSESSED]->(t)
 WHERE $scopes IS NULL OR r.scope IN $scopes
 WITH r, a, t, CASE
@@ -32,7 +33,8 @@ WITH r, a, t, CASE
     THEN 'malformed feedback event id'
   WHEN NOT a.status IN ['accepted', 'rejected'] THEN 'feedback event with unknown status'
   WHEN NOT (t:Memory OR t:Procedure) THEN 'feedback event on something that is not a memory or procedure'
-  WHEN t.scope IS NULL OR (t.scope <> r.scope AND NOT (t:Memory AND a.status = 'accepted'))
+  WHEN t.scope IS NULL OR (t.scope <> r.scope AND NOT (t:Memory AND t.scope_kind IS NOT NULL
+                                                       AND a.status = 'accepted'))
     THEN 'feedback event on a target of another scope'
   WHEN a.status = 'accepted' AND NOT EXISTS { (r)-[:EXPOSED]->(t) }
     THEN 'accepted feedback on a target the retrieval never exposed'
@@ -50,8 +52,8 @@ LIMIT $limit;
 
 // name: audit_exposures
 // What a retrieval showed: one EXPOSED per (retrieval, target), only memories and procedures of
-// the retrieval's scope — or a lesson of another scope, which travels as a memory that was
-// validated elsewhere (generalisation.cypher) — memories and procedures only from its frozen
+// the retrieval's scope — or a lesson of another scope (a memory that has been a lesson's origin,
+// marked scope_kind: generalisation.cypher) — memories and procedures only from its frozen
 // catalog (pages: see audit_retrieval_pages).
 MATCH (r:Retrieval)-[x:EXPOSED]->(t)
 WHERE $scopes IS NULL OR r.scope IN $scopes
@@ -59,7 +61,8 @@ WITH r, t, count(x) AS copies, collect(x.page) AS pages
 WITH r, t, copies, pages, CASE
   WHEN copies > 1 THEN 'target exposed ' + toString(copies) + ' times by one retrieval'
   WHEN NOT (t:Memory OR t:Procedure) THEN 'exposure of something that is not a memory or procedure'
-  WHEN t.scope IS NULL OR (t.scope <> r.scope AND NOT t:Memory) THEN 'exposure of a target of another scope'
+  WHEN t.scope IS NULL OR (t.scope <> r.scope AND NOT (t:Memory AND t.scope_kind IS NOT NULL))
+    THEN 'exposure of a target of another scope'
   WHEN t:Memory AND NOT t.id IN coalesce(r.catalog_ids, []) THEN 'exposed memory is not in the frozen catalog'
   WHEN t:Procedure AND r.catalog_procedures IS NOT NULL AND NOT t.id IN r.catalog_procedures
     THEN 'exposed procedure is not in the frozen catalog'
@@ -237,7 +240,8 @@ LIMIT $limit;
 // name: audit_scope_isolation
 // Only validation evidence joins two scopes: a lesson's VALIDATED_IN from its origin memory to a
 // Scope that validated it, and the ledger of a lesson shown in another scope — EXPOSED and
-// ASSESSED from a retrieval there to the memory (generalisation.cypher). Nothing else joins two
+// ASSESSED from a retrieval there to a memory that has been a lesson's origin (scope_kind,
+// generalisation.cypher). Nothing else joins two
 // objects of different scopes (or an object to another scope's Scope node); and evidence holds
 // its shape: VALIDATED_IN only from a memory to a Scope with sessions, the ledger only from a
 // retrieval to a memory. Any relationship touching the chosen scopes is checked, in either
@@ -248,7 +252,8 @@ WHERE ($scopes IS NULL OR a.scope IN $scopes OR b.scope IN $scopes OR (b:Scope A
   AND ((b.scope IS NOT NULL AND b.scope <> a.scope) OR (b:Scope AND b.id <> a.scope))
 WITH a, rel, b, CASE
   WHEN type(rel) = 'VALIDATED_IN' AND a:Memory AND b:Scope AND rel.sessions >= 1 THEN null
-  WHEN type(rel) IN ['EXPOSED', 'ASSESSED'] AND a:Retrieval AND b:Memory THEN null
+  WHEN type(rel) IN ['EXPOSED', 'ASSESSED'] AND a:Retrieval AND b:Memory AND b.scope_kind IS NOT NULL
+    THEN null
   WHEN type(rel) = 'VALIDATED_IN' THEN 'VALIDATED_IN that is not the evidence of a lesson'
   ELSE type(rel) + ' crosses scopes'
 END AS problem

@@ -86,6 +86,8 @@ RETURN a.event_id AS event_id, a.seq AS seq, a.status AS status, a.assessment AS
        a.rejection_reason AS rejection_reason, a.created_at AS created_at,
        a.client_name AS client_name, r.id AS retrieval_id, r.kind AS retrieval_kind,
        r.query AS query, r.session_id AS session_id,
+       // a lesson is assessed from other scopes too: the page shows a token only its granted ones
+       r.scope AS retrieval_scope,
        a.status = 'accepted'
          AND NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq } AS effective
 ORDER BY a.seq DESC
@@ -146,7 +148,7 @@ RETURN r {.id, .kind, .query, .scope, .session_id, .created_at, .policy_version,
 
 // name: dashboard_retrieval_exposures
 // Exactly what a retrieval showed — page, rank, pathway — and every assessment of each shown item,
-// in ledger order (the last accepted one is effective).
+// in ledger order (the last accepted one is effective), with the scope each item lives in.
 MATCH (r:Retrieval {id: $id})-[x:EXPOSED]->(t)
 CALL (r, t) {
   OPTIONAL MATCH (r)-[a:ASSESSED]->(t)
@@ -157,7 +159,10 @@ CALL (r, t) {
 }
 RETURN t.id AS target_id, CASE WHEN t:Procedure THEN 'procedure' ELSE 'memory' END AS kind,
        coalesce(t.content, t.goal) AS content, t.status AS status, x.page AS page, x.rank AS rank,
-       x.pathway AS pathway, x.at AS at, events
+       x.pathway AS pathway, x.at AS at, events,
+       // a lesson of another scope shown here (generalisation.cypher): the page hides it from
+       // a token not granted that scope
+       t.scope AS scope
 ORDER BY page, rank;
 
 // name: dashboard_procedures

@@ -11,14 +11,14 @@
 // The effective assessment of each memory by every retrieval that assessed it (the latest accepted
 // event per retrieval), as evidence per retrieval scope and session: +1 used with effect helped,
 // -1 used with effect harmed or stale, 0 anything else (neutral marks say nothing about whether a
-// lesson holds). With what a judgement of the memory as a lesson needs: status, scope, age, text.
+// lesson holds); with the principal whose session it was. With what a judgement of the memory as a lesson needs: status, scope, age, text.
 UNWIND $ids AS id
 MATCH (m:Memory {id: id})
 CALL (m) {
   OPTIONAL MATCH (r:Retrieval)-[a:ASSESSED {status: 'accepted'}]->(m)
   WHERE NOT EXISTS { (r)-[b:ASSESSED {status: 'accepted'}]->(m) WHERE b.seq > a.seq }
   WITH r, a WHERE r IS NOT NULL
-  RETURN collect({scope: r.scope, session_id: r.session_id,
+  RETURN collect({scope: r.scope, session_id: r.session_id, principal: coalesce(r.principal, 'local'),
                   sign: CASE WHEN a.assessment = 'used' AND coalesce(a.effect, 'helped') = 'helped' THEN 1
                              WHEN a.assessment = 'stale' OR (a.assessment = 'used' AND a.effect = 'harmed')
                                THEN -1
@@ -56,7 +56,9 @@ RETURN sc.kind AS kind, count(*) AS scopes;
 // name: set_lessons
 // Writes what services/generalisation.py judged, per lesson origin: its VALIDATED_IN edges
 // replaced by the ones of the evidence ($lessons[].scopes: scope, sessions, weight, via — the
-// memories whose assessments count), its stage and counts; members of the cluster that are not
+// memories whose assessments count), its stage and counts, and scope_kind — kept for good: it
+// marks a memory that has been a lesson's origin, the only kind the audit lets other scopes'
+// retrievals show; members of the cluster that are not
 // the origin hold no evidence and no stage (their origin travels for them). The origin's write
 // lock first, so two recomputations of one lesson apply one after the other.
 UNWIND $lessons AS l

@@ -214,11 +214,11 @@ class Settings(BaseSettings):
         validation_alias="SLOWAVE_CONSOLIDATION",
     )
     generalisation: bool = Field(
-        True,
+        False,
         description="Let a lesson validated in several scopes (used with effect helped, itself or a "
         "near-duplicate remembered there) reach other scopes, by stage: its kind's scopes, then every "
-        "scope ranked below local memories, then global; only for tokens granted its scope. false: "
-        "every memory stays in its scope.",
+        "scope ranked below local memories, then global; only for tokens granted its scope. Off by "
+        "default: forget and export do not yet mend what a travelling lesson leaves in other scopes.",
         validation_alias="SLOWAVE_GENERALISATION",
     )
     dashboard_actions: bool = Field(
@@ -239,8 +239,9 @@ class Settings(BaseSettings):
         ge=0,
         description="Seconds between maintenance passes, run by the server in the background: links "
         "near-duplicates and updates among memories never judged, decays co-use weights, clears stale "
-        "learned marks (one pass at a time among servers sharing a database, each recorded as a "
-        "MaintenanceRun). 0: the server runs none (`slowave-graph maintain --once` still does).",
+        "learned marks, judges lessons again (one pass at a time among servers sharing a database, each "
+        "recorded as a MaintenanceRun). 0: the server runs none (`slowave-graph maintain --once` still "
+        "does).",
         validation_alias="SLOWAVE_MAINTENANCE_INTERVAL",
     )
     co_use_half_life_days: float = Field(

@@ -186,7 +186,8 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
     if args.bench == "transfer":
         from slowave_graph.bench import transfer
 
-        async with open_app(settings) as app:
+        # what it measures is generalisation, whatever SLOWAVE_GENERALISATION says
+        async with open_app(settings.model_copy(update={"generalisation": True})) as app:
             moved = await transfer.run(app, keep=args.keep)
         _write_report(Path(args.out), "transfer", moved.as_dict(), transfer.markdown(moved))
         return

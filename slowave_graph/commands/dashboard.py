@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import sys
 import webbrowser
+from typing import Any
 
 from slowave_graph.clients.spec import http_url
 from slowave_graph.commands import Common
@@ -85,17 +86,29 @@ def _answers(url: str) -> bool:
         return False
 
 
-async def serve(settings: Settings, port: int) -> None:
-    import uvicorn
+def standalone_site(ui: Any, max_body: int) -> Any:
+    """The dashboard app on its own, as `--serve` runs it: / leads to /ui/; loopback names only and
+    a body limit, as the HTTP server guards /ui — a web page that rebinds its own name to 127.0.0.1
+    gets nothing (mcp/security.py), so it can neither read the pages nor lift a form token."""
+    from mcp.server.transport_security import RequestBodyLimitMiddleware
     from starlette.applications import Starlette
     from starlette.responses import RedirectResponse
     from starlette.routing import Mount, Route
 
+    from slowave_graph.mcp.security import LOOPBACK_HOSTS, HostGuard
+
+    site = Starlette(routes=[Route("/", lambda request: RedirectResponse("/ui/")), Mount("/ui", ui)])
+    return HostGuard(RequestBodyLimitMiddleware(site, max_body), list(LOOPBACK_HOSTS))
+
+
+async def serve(settings: Settings, port: int) -> None:
+    import uvicorn
+
     from slowave_graph.app import open_app, open_database
     from slowave_graph.dashboard import build_dashboard
 
-    async def run_site(ui: Starlette) -> None:
-        site = Starlette(routes=[Route("/", lambda request: RedirectResponse("/ui/")), Mount("/ui", ui)])
+    async def run_site(ui: Any) -> None:
+        site = standalone_site(ui, settings.http_max_body)
         config = uvicorn.Config(site, host="127.0.0.1", port=port, log_level=settings.log_level.lower())
         await uvicorn.Server(config).serve()
 

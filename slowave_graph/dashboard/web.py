@@ -202,6 +202,7 @@ class Dashboard:
         found = await fetch(self.db, item_id)
         if found is None or not self._granted(request, found[key].get("scope")):
             return self.not_found(request, f"{key} {item_id}")
+        _within_grants(key, found, lambda scope: self._granted(request, scope))
         context: dict[str, Any] = {key[0]: found}
         if key == "memory":
             context["graph"] = layout(found["graph"]["nodes"], found["graph"]["edges"])
@@ -309,6 +310,16 @@ class Dashboard:
 
     async def stylesheet(self, request: Request) -> Response:
         return Response(self.css, media_type="text/css", headers={"Cache-Control": "max-age=300"})
+
+
+def _within_grants(key: str, found: dict[str, Any], granted: Callable[[str | None], bool]) -> None:
+    """Drop from a memory or retrieval page what lives in a scope the token is not granted: the
+    retrievals of other scopes that assessed a travelling lesson (their questions and reasons), a
+    lesson of another scope a retrieval showed (its text)."""
+    if key == "memory":
+        found["ledger"] = [row for row in found["ledger"] if granted(row.get("retrieval_scope"))]
+    elif key == "retrieval":
+        found["exposures"] = [row for row in found["exposures"] if granted(row.get("scope"))]
 
 
 def build_dashboard(db: Database, app: App | None = None) -> Starlette:

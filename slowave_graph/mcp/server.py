@@ -35,6 +35,7 @@ from slowave_graph.mcp.deadlines import BodyDeadline
 from slowave_graph.mcp.security import harden, is_loopback, transport_security
 from slowave_graph.mcp.tokens import Identity, TokensFile
 from slowave_graph.mcp.tools import INSTRUCTIONS, build_tools
+from slowave_graph.services.context import MASTER_PRINCIPAL
 from slowave_graph.telemetry import GC_PAUSES
 
 log = logging.getLogger(__name__)
@@ -147,7 +148,7 @@ def http_routes(app: App) -> list[Route]:
 
 # The principal of the one token in SLOWAVE_AUTH_TOKEN: sessions opened with it stay its own when
 # the token is rotated.
-TOKEN_PRINCIPAL = "default"
+TOKEN_PRINCIPAL = MASTER_PRINCIPAL
 
 
 class BearerAuth:

@@ -13,6 +13,10 @@ T = TypeVar("T")
 
 
 LOCAL_PRINCIPAL = "local"
+# The principal of SLOWAVE_AUTH_TOKEN (the master HTTP token): like the local user, every scope.
+MASTER_PRINCIPAL = "default"
+# Principals that may use every scope; a named token's (tok_…) may be limited to some.
+UNRESTRICTED_PRINCIPALS = frozenset({LOCAL_PRINCIPAL, MASTER_PRINCIPAL})
 
 
 @dataclass(frozen=True)

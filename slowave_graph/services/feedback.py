@@ -8,8 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from neo4j.exceptions import Neo4jError
-
 from slowave_graph.contract.common import ErrorCode
 from slowave_graph.contract.feedback import (
     MEMORY_ASSESSMENTS,
@@ -330,11 +328,11 @@ class FeedbackService:
             str(e["target_id"]) for e in plan.events
             if e["target_kind"] == "memory" and e["properties"].get("status") == "accepted"
         })  # fmt: skip
-        if self.generaliser is None or not assessed:
-            return
+        if self.generaliser is None or not self.generaliser.enabled or not assessed:
+            return  # off: the maintenance pass clears what travelled before
         try:
             await self.generaliser.recompute(assessed, self.clock())
-        except (DatabaseUnavailable, Neo4jError, OSError):
+        except Exception:  # the feedback is committed: never answer it with an error from here
             log.warning("lessons of %s not judged again (the maintenance pass will)", assessed, exc_info=True)
 
 

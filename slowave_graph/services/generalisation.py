@@ -27,11 +27,18 @@ validating scopes and sessions relative to the scopes active in the last 90 days
 travelling lesson ranks below local memories (score × ``FOREIGN_WEIGHT``), as the reference's
 contextual memories do.
 
-Everything here is a deterministic function of the ledger and the store: recomputing changes
-nothing, resubmitting feedback changes nothing, and a later not_used, harmed or stale takes the
-evidence back (a lesson can lose its stage). Stale, suppressed and superseded memories never
-travel. A memory of scope A is shown in scope B only to a token whose grants cover A (the caller
-filters promoted hits by ``ClientInfo.may_use``).
+Trust. A memory of scope A is shown in scope B only to a token whose grants cover A (the caller
+filters promoted hits by ``ClientInfo.may_use``). And a lesson earns a stage only on evidence
+from a principal that may use every scope (the local user, the master token) or from two
+principals at least (``trusted``): a token limited to a few scopes cannot, with its own feedback
+in two of them, send its text into every scope of the kind. Stale, suppressed and superseded
+memories never travel.
+
+A function of the ledger and the store: recomputing changes nothing, resubmitting feedback changes
+nothing, and a later not_used, harmed or stale takes the evidence back (a lesson can lose its
+stage). Its limits: a lesson's members are the origin's nearest other-scope memories (8, from an
+approximate index search), so a lesson remembered in more scopes counts 9 at most, and two
+recomputations racing each other leave the later writer's view until the next one.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.graph.database import Database
 from slowave_graph.services import consolidation
 from slowave_graph.services.calibration import scale_for
+from slowave_graph.services.context import LOCAL_PRINCIPAL, UNRESTRICTED_PRINCIPALS
 from slowave_graph.services.text import split_scope
 
 ACTIVE_DAYS = 90
@@ -54,6 +62,7 @@ FOREIGN_WEIGHT = 0.70
 NEIGHBOURS = 8  # other scopes' memories judged per member (as remember judges its 8 nearest)
 FETCH = 64  # vector index over-fetch before the other-scope filter
 ACTIVE_TTL = 600.0  # seconds the active-scope counts are reused
+UNRESTRICTED = "*"  # the principals that may use every scope, as one (the local user, the master token)
 
 
 @dataclass(frozen=True)
@@ -78,11 +87,13 @@ STAGES = (
 
 @dataclass(frozen=True)
 class ScopeEvidence:
-    """What one scope says of a lesson: its sessions that validated it, and which members."""
+    """What one scope says of a lesson: its sessions that validated it, which members, and whose
+    sessions they were."""
 
     scope: str
     sessions: int
     via: tuple[str, ...]
+    principals: tuple[str, ...] = (UNRESTRICTED,)
 
     @property
     def kind(self) -> str:
@@ -96,27 +107,52 @@ def validations(members: Iterable[dict[str, Any]]) -> list[ScopeEvidence]:
     sessions that came out positive."""
     per_session: dict[tuple[str, str], int] = defaultdict(int)
     via: dict[str, set[str]] = defaultdict(set)
+    owner: dict[tuple[str, str], str] = {}
     for member in members:
         for row in member["evidence"]:
             if row["scope"] is None:
                 continue
-            per_session[(row["scope"], str(row["session_id"]))] += int(row["sign"])
+            key = (row["scope"], str(row["session_id"]))
+            per_session[key] += int(row["sign"])
+            owner[key] = _principal(row.get("principal"))
             if row["sign"] > 0:
                 via[row["scope"]].add(member["id"])
     net: dict[str, int] = defaultdict(int)
     positive: dict[str, int] = defaultdict(int)
-    for (scope, _), total in per_session.items():
+    principals: dict[str, set[str]] = defaultdict(set)
+    for key, total in per_session.items():
+        scope = key[0]
         net[scope] += 1 if total > 0 else (-1 if total < 0 else 0)
         positive[scope] += 1 if total > 0 else 0
+        if total > 0:
+            principals[scope].add(owner[key])
     return [
-        ScopeEvidence(scope, positive[scope], tuple(sorted(via[scope])))
+        ScopeEvidence(scope, positive[scope], tuple(sorted(via[scope])), tuple(sorted(principals[scope])))
         for scope in sorted(net)
         if net[scope] > 0
     ]
 
 
+def _principal(principal: object) -> str:
+    """Whose session validated: the local user and the master token may use every scope (one
+    name for both); a named token is itself."""
+    name = str(principal or LOCAL_PRINCIPAL)
+    return UNRESTRICTED if name in UNRESTRICTED_PRINCIPALS else name
+
+
+def trusted(evidence: Sequence[ScopeEvidence]) -> bool:
+    """Whether a lesson's evidence may make it travel: validated by a principal that may use every
+    scope, or by two principals at least. A token limited to a few scopes cannot, on its own
+    feedback, send its text into scopes it could never write to."""
+    found = {p for e in evidence for p in e.principals}
+    return UNRESTRICTED in found or len(found) >= 2
+
+
 def stage_of(kind: str, evidence: Sequence[ScopeEvidence], active: dict[str, int]) -> int:
-    """The highest stage whose every threshold the evidence meets (0 when none)."""
+    """The highest stage whose every threshold the evidence meets (0 when none, and when the
+    evidence is not ``trusted``)."""
+    if not trusted(evidence):
+        return 0
     reached = 0
     all_active = max(sum(active.values()), 1)
     for stage in STAGES:

@@ -304,7 +304,8 @@ class Retriever:
         found, learned_rows, procedure_rows, promoted = await self._search(
             scope, cues, lexical_extra, scale, baselines, with_experience, with_procedures
         )
-        foreign = {p["id"]: p for p in promoted if may_use is None or may_use(p["scope"])}
+        granted = [p for p in promoted if may_use is None or may_use(p["scope"])]
+        foreign = {p["id"]: p for p in granted[: policy.candidate_k]}
         cue_terms = [text.query_terms(cue) for cue in cues.texts]
         dated = timeframe.windows(" ".join(cues.texts))
         pool = merge_candidates(found.vector, [*found.fulltext, *learned_rows, *_as_hits(foreign.values())])
@@ -397,8 +398,9 @@ class Retriever:
             )
             if with_procedures
             else resolved([]),
+            # more than are kept: the ones of scopes the token may not use are dropped afterwards
             self.repo.promoted(
-                scope=scope, kind=text.split_scope(scope)[0], embeddings=embeddings, k=policy.candidate_k
+                scope=scope, kind=text.split_scope(scope)[0], embeddings=embeddings, k=4 * policy.candidate_k
             )
             if self.generalise
             else resolved([]),

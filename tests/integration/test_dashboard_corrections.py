@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpx2
 import pytest
@@ -16,6 +17,9 @@ from playwright.async_api import Browser
 from pydantic import SecretStr
 
 from slowave_graph.app import App
+from slowave_graph.commands.dashboard import standalone_site
+from slowave_graph.dashboard import build_dashboard, data
+from slowave_graph.dashboard.web import _within_grants
 from slowave_graph.mcp.server import build_server, http_app
 from slowave_graph.operator import corrections, maintenance
 from tests.integration.test_dashboard import TOKEN, _follow, _page
@@ -147,3 +151,63 @@ async def test_page_numbers_other_than_a_few_ascii_digits_are_refused(scope: str
                 got = await http.get(f"{read_only}/ui/{listing}?scope={scope}&page={page}")
                 assert got.status_code == 400, (listing, page[:12], got.status_code)
             assert (await http.get(f"{read_only}/ui/{listing}?scope={scope}&page=2")).status_code == 200
+
+
+async def test_the_standalone_dashboard_answers_only_loopback_names(app: App, scope: str) -> None:
+    memory = await _memory(app, scope)
+    site = standalone_site(build_dashboard(app.db, app), app.settings.http_max_body)
+    async with serve_in_process(site) as base, httpx2.AsyncClient() as http:
+        page = await http.get(f"{base}/ui/memory/{memory}")
+        assert page.status_code == 200
+        token = re.search(r'name="token" value="([0-9a-f]+)"', page.text)
+        assert token is not None
+        port = base.rsplit(":", 1)[1]
+        # a page that rebound evil.example to 127.0.0.1: its requests name its own host
+        rebound = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
+        assert (await http.get(f"{base}/ui/memory/{memory}", headers=rebound)).status_code == 421
+        posted = await http.post(
+            f"{base}/ui/memory/{memory}/suppress",
+            data={"token": token.group(1), "reason": "x"},
+            headers={**rebound, "Sec-Fetch-Site": "same-origin"},
+        )
+        assert posted.status_code == 421
+    assert await _status(app, memory) == "active"
+
+
+async def test_pages_show_a_token_nothing_of_scopes_it_is_not_granted(app: App, scope: str) -> None:
+    """A lesson of scope A shown in scope B: B's retrieval page hides its text from a token granted B
+    only, and A's memory page hides B's questions from a token granted A only."""
+    here, there = f"{scope}-a", f"{scope}-b"
+    lesson = await _memory(app, here)
+    async with Client(build_server(app), client_info=CLIENT_INFO) as client:
+        shown = await activate(client, there, "Note the export facts")
+    retrieval = str(shown["retrieval_id"])
+    # what a travelling lesson leaves: B's retrieval exposed it and assessed it
+    await app.db.driver.execute_query(
+        "MATCH (r:Retrieval {id: $r}), (m:Memory {id: $m}) "
+        "CREATE (r)-[:EXPOSED {rank: 1, pathway: 'direct', page: 1}]->(m), "
+        "(r)-[:ASSESSED {event_id: 'fbe_0', seq: 0, status: 'accepted', assessment: 'used', reason: 'secret B reason'}]->(m)",
+        r=retrieval, m=lesson, database_=app.db.database,
+    )  # fmt: skip
+    try:
+        both = _page_data("retrieval", await data.retrieval(app.db, retrieval), lambda s: s in (here, there))
+        only_b = _page_data("retrieval", await data.retrieval(app.db, retrieval), lambda s: s == there)
+        assert [x["target_id"] for x in both["exposures"]] == [lesson]
+        assert only_b["exposures"] == []
+        seen = await data.memory(app.db, lesson)
+        assert seen is not None and "secret B reason" in str(seen["ledger"])
+        only_a = _page_data("memory", seen, lambda s: s == here)
+        assert "secret B reason" not in str(only_a["ledger"])
+    finally:
+        await app.db.driver.execute_query(
+            "MATCH (:Retrieval {id: $r})-[x:EXPOSED|ASSESSED]->(:Memory {id: $m}) DELETE x",
+            r=retrieval, m=lesson, database_=app.db.database,
+        )  # fmt: skip
+
+
+def _page_data(
+    key: str, found: dict[str, Any] | None, granted: Callable[[str | None], bool]
+) -> dict[str, Any]:
+    assert found is not None
+    _within_grants(key, found, granted)
+    return found

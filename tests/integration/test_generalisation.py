@@ -26,7 +26,7 @@ from slowave_graph.services.generalisation import Generaliser
 from tests.mcp_helpers import activate, call, ok, remember
 from tests.servers import CLIENT_INFO
 
-pytestmark = pytest.mark.neo4j
+pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 
 
 @pytest.fixture

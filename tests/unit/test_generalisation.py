@@ -50,3 +50,26 @@ def test_stage_thresholds() -> None:
     assert stage_of("repo", five, {"repo": 8, "project": 20}) == 2  # 5 of 28 active: not 40 %
     one_kind = evidence(("repo:a", 2), ("repo:b", 2), ("repo:c", 2), ("repo:d", 1), ("repo:e", 1))
     assert stage_of("repo", one_kind, active) == 2  # global needs two kinds
+
+
+def test_a_lesson_travels_only_on_evidence_a_limited_token_alone_cannot_give() -> None:
+    def by(principal: str, *rows: tuple[str, str, int]) -> dict[str, Any]:
+        found = member("sch_1", *rows)
+        for row in found["evidence"]:
+            row["principal"] = principal
+        return found
+
+    active = {"project": 200}
+    alone = validations([by("tok_evil", ("project:evil-1", "s1", 1), ("project:evil-2", "s2", 1),
+                            ("project:evil-2", "s3", 1))])  # fmt: skip
+    assert [e.principals for e in alone] == [("tok_evil",), ("tok_evil",)]
+    assert stage_of("project", alone, active) == 0  # one limited token: nothing travels
+    local = validations(
+        [by("local", ("project:a", "s1", 1)), by("default", ("project:b", "s2", 1), ("project:b", "s3", 1))]
+    )
+    assert {p for e in local for p in e.principals} == {"*"}  # the local user and the master token
+    assert stage_of("project", local, active) == 1
+    two = validations(
+        [by("tok_a", ("project:a", "s1", 1)), by("tok_b", ("project:b", "s2", 1), ("project:b", "s3", 1))]
+    )
+    assert stage_of("project", two, active) == 1
