@@ -79,6 +79,7 @@ WITH s
 // include: scope_nodes
 // include: doomed_counts
 WITH s.id AS home, doomed, node_counts, relationship_counts
+// include: lessons_leave_other_scopes
 // include: delete_doomed
 // include: record_forgetting
 RETURN home AS scope, node_counts, relationship_counts, {} AS updated, f.id AS forgetting_id;
@@ -118,7 +119,8 @@ CALL (m) {
 //   sequence): they become neighbours, as if it had never been said (a claim remembered again in
 //   another session has neighbours there too: each one before it meets each one after);
 // - catalogs: retrievals whose frozen catalog lists it (served or not), or names it beside an item
-//   (folding's also_stored_as, conflicts_with). Its place is kept — pages
+//   (folding's also_stored_as, conflicts_with) — in its scope, and in others where it travelled as
+//   a lesson. Its place is kept — pages
 //   are cut from the catalog by position, so what was shown stays on its page and rank — and its id
 //   becomes the tombstone $forgotten, which later pages skip and the audit expects unexposed;
 // - covered: retrievals whose complete-coverage declaration counted its exposure (made no later
@@ -135,6 +137,13 @@ WITH *,
      COLLECT { MATCH (:Scope {id: m.scope})<-[:IN_SCOPE]-(:Session)-[:RETRIEVED]->(r:Retrieval)
                WHERE m.id IN r.catalog_ids
                   OR any(x IN coalesce(r.catalog_links, []) WHERE x CONTAINS '"' + m.id + '"')
+               RETURN r
+               UNION
+               // a memory that has been a lesson's origin (generalisation.cypher) may be listed
+               // by other scopes' catalogs too: only then are all retrievals read
+               WITH m WHERE m.scope_kind IS NOT NULL
+               MATCH (r:Retrieval)
+               WHERE r.scope <> m.scope AND m.id IN r.catalog_ids
                RETURN r } AS catalogs,
      COLLECT { MATCH (r:Retrieval)-[x:EXPOSED]->(m)
                WHERE r.complete_exposures IS NOT NULL
@@ -184,15 +193,7 @@ CALL (bridges) {
 }
 CALL (m, catalogs) {
   UNWIND catalogs AS r
-  WITH m, r, r.catalog_ids AS ids
-  // the association (why an associated hit came) names concepts of the memory's text
-  SET r.catalog_associations = CASE WHEN r.catalog_associations IS NOT NULL
-        THEN [i IN range(0, size(ids) - 1) |
-              CASE WHEN ids[i] = m.id THEN '' ELSE r.catalog_associations[i] END] END
-  SET r.catalog_ids = [id IN ids | CASE WHEN id = m.id THEN $forgotten ELSE id END]
-  // the duplicates and updates folding named beside other items (JSON lists of ids)
-  SET r.catalog_links = CASE WHEN r.catalog_links IS NOT NULL
-        THEN [x IN r.catalog_links | replace(x, '"' + m.id + '"', '"' + $forgotten + '"')] END
+  // include: forget_in_catalog
 }
 CALL (covered) {
   UNWIND covered AS r
@@ -214,6 +215,40 @@ WITH m.scope AS home, doomed, node_counts, relationship_counts,
 // include: delete_doomed
 // include: record_forgetting
 RETURN home AS scope, node_counts, relationship_counts, updated, f.id AS forgetting_id;
+
+// name: forget_in_catalog
+// fragment: expects `m` (a memory being forgotten) and `r` (a retrieval whose frozen catalog lists
+// or names it) bound.
+// Its place in the catalog is kept and its id becomes the tombstone $forgotten.
+WITH m, r, r.catalog_ids AS ids
+// the association (why an associated hit came) names concepts of the memory's text
+SET r.catalog_associations = CASE WHEN r.catalog_associations IS NOT NULL
+      THEN [i IN range(0, size(ids) - 1) |
+            CASE WHEN ids[i] = m.id THEN '' ELSE r.catalog_associations[i] END] END
+SET r.catalog_ids = [id IN ids | CASE WHEN id = m.id THEN $forgotten ELSE id END]
+// the duplicates and updates folding named beside other items (JSON lists of ids)
+SET r.catalog_links = CASE WHEN r.catalog_links IS NOT NULL
+      THEN [x IN r.catalog_links | replace(x, '"' + m.id + '"', '"' + $forgotten + '"')] END
+
+// name: lessons_leave_other_scopes
+// fragment: expects `doomed` (the nodes of a scope being forgotten) bound.
+// The scope's memories that travelled as lessons (generalisation.cypher) leave what other scopes
+// hold of them as forgetting one memory would: their place in those scopes' catalogs becomes
+// $forgotten, and a complete-coverage declaration that counted one's exposure counts one fewer.
+CALL (doomed) {
+  UNWIND [n IN doomed WHERE n:Memory AND n.scope_kind IS NOT NULL] AS m
+  CALL (m) {
+    MATCH (r:Retrieval)
+    WHERE r.scope <> m.scope AND m.id IN r.catalog_ids
+    // include: forget_in_catalog
+  }
+  CALL (m) {
+    MATCH (r:Retrieval)-[x:EXPOSED]->(m)
+    WHERE r.scope <> m.scope AND r.complete_exposures IS NOT NULL
+      AND coalesce(x.at <= r.complete_declared_at, true)
+    SET r.complete_exposures = r.complete_exposures - 1
+  }
+}
 
 // name: record_forgetting
 // fragment: expects `home` (the scope's id), `node_counts` and `relationship_counts`

@@ -24,14 +24,15 @@ WHERE $scope IS NULL OR m.scope = $scope
 SET m._correcting = true
 REMOVE m._correcting
 WITH m, m.status AS previous
-OPTIONAL CALL (m, previous) {
-  WITH m, previous WHERE previous IN ['active', 'stale']
+MATCH (home:Scope {id: m.scope})
+OPTIONAL CALL (m, previous, home) {
+  WITH m, previous, home WHERE previous IN ['active', 'stale']
   CALL (m, previous) {
     WITH m WHERE previous = 'active'
     // include: unlink_concepts
   }
   SET m.status = 'suppressed', m.suppressed_from = previous, m.suppressed_at = $now
-  WITH m, previous, 'suppress' AS action, 'suppressed' AS next, null AS replacement
+  WITH m, previous, home, 'suppress' AS action, 'suppressed' AS next, null AS replacement
   // include: record_correction
   RETURN c
 }
@@ -46,17 +47,18 @@ WHERE $scope IS NULL OR m.scope = $scope
 SET m._correcting = true
 REMOVE m._correcting
 WITH m, m.status AS previous
-OPTIONAL CALL (m, previous) {
-  WITH m, previous WHERE previous = 'suppressed'
-  WITH m, previous, coalesce(m.suppressed_from, 'active') AS next
+MATCH (home:Scope {id: m.scope})
+OPTIONAL CALL (m, previous, home) {
+  WITH m, previous, home WHERE previous = 'suppressed'
+  WITH m, previous, home, coalesce(m.suppressed_from, 'active') AS next
   SET m.status = next
   REMOVE m.suppressed_from, m.suppressed_at
-  WITH m, previous, next
+  WITH m, previous, home, next
   CALL (m, next) {
     WITH m WHERE next = 'active'
     // include: relink_concepts
   }
-  WITH m, previous, next, 'restore' AS action, null AS replacement
+  WITH m, previous, home, next, 'restore' AS action, null AS replacement
   // include: record_correction
   RETURN c
 }
@@ -78,13 +80,14 @@ WHERE $scope IS NULL OR m.scope = $scope
 SET m._correcting = true
 REMOVE m._correcting
 WITH m, m.status AS previous
+MATCH (home:Scope {id: m.scope})
 MATCH (ses:Session {id: $session_id})
 OPTIONAL MATCH (newer:Memory {id: ses.last_memory_id})
 SET ses.status = 'ended', ses.outcome = 'success', ses.end_reason = 'correction', ses.ended_at = $now,
     ses.outcome_summary = $summary
-WITH m, previous, newer
-OPTIONAL CALL (m, previous, newer) {
-  WITH m, previous, newer
+WITH m, previous, newer, home
+OPTIONAL CALL (m, previous, newer, home) {
+  WITH m, previous, newer, home
   WHERE previous = 'active' AND newer IS NOT NULL AND newer <> m
     AND newer.scope = m.scope AND newer.status = 'active'
   CALL (m) {
@@ -96,7 +99,7 @@ OPTIONAL CALL (m, previous, newer) {
   REMOVE m.active_key
   CREATE (newer)-[:SUPERSEDES {reason: 'superseded', at: $now, correction_id: $correction_id,
                                actor: $actor}]->(m)
-  WITH m, previous, 'supersede' AS action, 'stale' AS next, newer.id AS replacement
+  WITH m, previous, home, 'supersede' AS action, 'stale' AS next, newer.id AS replacement
   // include: record_correction
   RETURN c
 }
@@ -104,9 +107,10 @@ RETURN m.id AS memory_id, m.scope AS scope, previous, m.status AS status, c.id A
        newer.id AS replacement_id, newer = m AS same;
 
 // name: record_correction
-// fragment: expects `m` (the memory), `previous` and `next` (its status before and after),
-// `action` and `replacement` (the new memory's id, or null) bound; leaves `c` (the record) bound.
-MATCH (home:Scope {id: m.scope})
+// fragment: expects `m` (the memory), `home` (its Scope), `previous` and `next` (its status before
+// and after), `action` and `replacement` (the new memory's id, or null) bound; leaves `c` (the
+// record) bound. The Scope is matched before anything changes, so a change without its record
+// cannot happen.
 CREATE (c:Correction {
   id: $correction_id, action: action, memory_id: m.id, scope: m.scope, from_status: previous,
   to_status: next, replacement_id: replacement, reason: $reason, actor: $actor, host: $host,

@@ -218,7 +218,7 @@ class Settings(BaseSettings):
         description="Let a lesson validated in several scopes (used with effect helped, itself or a "
         "near-duplicate remembered there) reach other scopes, by stage: its kind's scopes, then every "
         "scope ranked below local memories, then global; only for tokens granted its scope. Off by "
-        "default: forget and export do not yet mend what a travelling lesson leaves in other scopes.",
+        "default: export and backup do not yet carry what a travelling lesson leaves in other scopes.",
         validation_alias="SLOWAVE_GENERALISATION",
     )
     dashboard_actions: bool = Field(

@@ -130,7 +130,9 @@ async def forget(
     }
     if memory is None:
         assert scope is not None
-        rows = await db.run_write("forget_scope", scope=scope, target="scope", target_id=scope, **record)
+        rows = await db.run_write(
+            "forget_scope", scope=scope, forgotten=FORGOTTEN, target="scope", target_id=scope, **record
+        )
         target: Target = "scope"
     else:
         rows = await db.run_write(

@@ -36,9 +36,10 @@ memories never travel.
 
 A function of the ledger and the store: recomputing changes nothing, resubmitting feedback changes
 nothing, and a later not_used, harmed or stale takes the evidence back (a lesson can lose its
-stage). Its limits: a lesson's members are the origin's nearest other-scope memories (8, from an
-approximate index search), so a lesson remembered in more scopes counts 9 at most, and two
-recomputations racing each other leave the later writer's view until the next one.
+stage). Its limits: a lesson's members are found among the origin's ``NEIGHBOURS`` nearest
+other-scope memories (an approximate index search), so a lesson remembered in more scopes counts
+33 copies at most, and two recomputations racing each other leave the later writer's view until
+the next one.
 """
 
 from __future__ import annotations
@@ -59,8 +60,11 @@ from slowave_graph.services.text import split_scope
 
 ACTIVE_DAYS = 90
 FOREIGN_WEIGHT = 0.70
-NEIGHBOURS = 8  # other scopes' memories judged per member (as remember judges its 8 nearest)
-FETCH = 64  # vector index over-fetch before the other-scope filter
+# Other scopes' memories judged per member: more than remember's 8, since near-copies of a rule
+# that name other things ("run X sync …" for another X, in scope after scope) can be nearer than a
+# true paraphrase and are only told apart by the judge, which is cheap next to the search.
+NEIGHBOURS = 32
+FETCH = 96  # vector index over-fetch before the other-scope filter
 ACTIVE_TTL = 600.0  # seconds the active-scope counts are reused
 UNRESTRICTED = "*"  # the principals that may use every scope, as one (the local user, the master token)
 

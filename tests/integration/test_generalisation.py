@@ -20,6 +20,7 @@ from slowave_graph.demo import driver
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator import corrections, maintenance
 from slowave_graph.operator.audit import audit
+from slowave_graph.operator.forget import forget
 from slowave_graph.services import Services
 from slowave_graph.services.context import ClientInfo
 from slowave_graph.services.generalisation import Generaliser
@@ -203,3 +204,20 @@ async def test_the_maintenance_pass_forms_lessons_validated_before_and_clears_th
 
     assert await maintenance.judge_lessons(app, scope=a) == (again.lessons_judged, 0)  # off: cleared
     assert await stage(app, lesson) == (None, [])
+
+
+@pytest.mark.parametrize("what", ["memory", "scope"])
+async def test_forgetting_a_lesson_or_its_scope_leaves_the_scopes_it_reached_sound(
+    general: App, what: str
+) -> None:
+    app = general
+    t = texts()
+    k = kind()
+    a, b, c = f"{k}:alpha", f"{k}:beta", f"{k}:gamma"
+    lesson = await learned(app, t, a, b)
+    async with Client(build_server(app), client_info=CLIENT_INFO) as client:
+        await validate(client, c, t.a, t.task)  # shown in c, used, coverage declared complete
+    assert (await audit(app.db, [a, b, c])).ok
+    await forget(app.db, **({"memory": lesson} if what == "memory" else {"scope": a}), who="test")
+    report = await audit(app.db, [b, c] if what == "scope" else [a, b, c])
+    assert report.ok, report.violations
