@@ -31,8 +31,8 @@ RETURN labels(n) AS labels, properties(n) AS props;
 
 // name: export_scope_relationships
 // All relationships among the nodes of one scope (the same walk as export_scope_nodes), each
-// with its type, both ends as (label, id) and all its properties. A relationship to a node of
-// another scope would not be exported; the model has none.
+// with its type, both ends as (label, id) and all its properties. The few that join two scopes
+// (a lesson's evidence and ledger) are export_scope_crossings.
 MATCH (s:Scope {id: $scope})
 CALL (s) {
   MATCH (s)<-[:IN_SCOPE]-(n) WHERE NOT n:Concept
@@ -46,6 +46,25 @@ CALL (s) {
 }
 MATCH (n)-[r]->(m)
 WHERE (m = s OR m.scope = $scope) AND NOT m:Concept
+RETURN type(r) AS type, labels(n) AS from_labels, n.id AS from_id, labels(m) AS to_labels,
+       m.id AS to_id, properties(r) AS props;
+
+// name: export_scope_crossings
+// The relationships that leave one scope for another exported with it ($scopes): a lesson's
+// evidence (VALIDATED_IN to the scopes that validated it) and the ledger of a lesson shown in this
+// scope (EXPOSED/ASSESSED from its retrievals to the lesson's memory). They come after every
+// scope's nodes, so an import finds both ends; to a scope not exported they are left out.
+MATCH (s:Scope {id: $scope})
+CALL (s) {
+  MATCH (s)<-[:IN_SCOPE]-(n:Memory)
+  RETURN n
+  UNION ALL
+  MATCH (s)<-[:IN_SCOPE]-(:Session)-[:RETRIEVED]->(n:Retrieval)
+  RETURN n
+}
+MATCH (n)-[r:VALIDATED_IN|EXPOSED|ASSESSED]->(m)
+WITH n, r, m, CASE WHEN m:Scope THEN m.id ELSE m.scope END AS other
+WHERE other <> $scope AND other IN $scopes
 RETURN type(r) AS type, labels(n) AS from_labels, n.id AS from_id, labels(m) AS to_labels,
        m.id AS to_id, properties(r) AS props;
 

@@ -214,11 +214,11 @@ class Settings(BaseSettings):
         validation_alias="SLOWAVE_CONSOLIDATION",
     )
     generalisation: bool = Field(
-        False,
+        True,
         description="Let a lesson validated in several scopes (used with effect helped, itself or a "
         "near-duplicate remembered there) reach other scopes, by stage: its kind's scopes, then every "
-        "scope ranked below local memories, then global; only for tokens granted its scope. Off by "
-        "default: export and backup do not yet carry what a travelling lesson leaves in other scopes.",
+        "scope ranked below local memories, then global; only for tokens granted its scope. false: "
+        "every memory stays in its scope (the next maintenance pass clears what travelled).",
         validation_alias="SLOWAVE_GENERALISATION",
     )
     dashboard_actions: bool = Field(

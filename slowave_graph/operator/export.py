@@ -7,6 +7,8 @@ Layout of the file, one JSON object per line::
     {"node": "Memory", "props": {...}}                          nodes of scope 1, then its
     {"rel": "DERIVED_FROM", "from": [label, id], "to": [label, id], "props": {...}}   relationships
     ...                                                         scope 2, …
+    {"rel": "VALIDATED_IN", "from": ["Memory", id], "to": ["Scope", id], ...}   then what joins
+                                                                two exported scopes (lessons)
     {"summary": {"nodes": {...}, "relationships": {...}, "checksum": "sha256sum:…"}}
 
 Each scope is read in one read transaction whose rows are written as they arrive, so memory use
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -112,8 +114,38 @@ async def export_header(db: Database, scopes: list[str] | None) -> dict[str, Any
 
 
 async def _stream_scope(db: Database, scope: str, out: Sink, progress: Progress | None) -> Tally:
-    """One scope's nodes and relationships in one read transaction. A retried attempt starts the
-    scope's part of the file again (seekable files) so nothing is written twice."""
+    """One scope's nodes, then the relationships among them."""
+
+    async def records(tx: AsyncManagedTransaction, write: Callable[[dict[str, Any]], None]) -> None:
+        async for record in await tx.run(db.q("export_scope_nodes"), scope=scope):
+            write(node_record(record["labels"], record["props"]))
+        async for record in await tx.run(db.q("export_scope_relationships"), scope=scope):
+            write(relationship_record(record.data()))
+
+    return await _stream_part(db, out, progress, records)
+
+
+async def _stream_crossings(
+    db: Database, scope: str, scopes: list[str], out: Sink, progress: Progress | None
+) -> Tally:
+    """The relationships from one scope to the other exported ones (a lesson's evidence and
+    ledger)."""
+
+    async def records(tx: AsyncManagedTransaction, write: Callable[[dict[str, Any]], None]) -> None:
+        async for record in await tx.run(db.q("export_scope_crossings"), scope=scope, scopes=scopes):
+            write(relationship_record(record.data()))
+
+    return await _stream_part(db, out, progress, records)
+
+
+async def _stream_part(
+    db: Database,
+    out: Sink,
+    progress: Progress | None,
+    records: Callable[[AsyncManagedTransaction, Callable[[dict[str, Any]], None]], Awaitable[None]],
+) -> Tally:
+    """One part of the file, read in one read transaction and written as its rows arrive. A
+    retried attempt starts the part again (seekable files) so nothing is written twice."""
     seekable: Any = out if _seekable(out) else None
     start = seekable.tell() if seekable is not None else None
 
@@ -122,24 +154,19 @@ async def _stream_scope(db: Database, scope: str, out: Sink, progress: Progress 
             seekable.seek(start)
             seekable.truncate()
         tally = Tally()
-        nodes = await tx.run(db.q("export_scope_nodes"), scope=scope)
-        async for record in nodes:
-            node = node_record(record["labels"], record["props"])
-            text = line(node)
-            tally.nodes[node["node"]] += 1
+
+        def write(record: dict[str, Any]) -> None:
+            text = line(record)
+            if "node" in record:
+                tally.nodes[record["node"]] += 1
+            else:
+                tally.relationships[record["rel"]] += 1
             tally.checksum.add(text)
             out.write(text + "\n")
             if progress is not None:
                 progress.update(1)
-        rels = await tx.run(db.q("export_scope_relationships"), scope=scope)
-        async for record in rels:
-            rel = relationship_record(record.data())
-            text = line(rel)
-            tally.relationships[rel["rel"]] += 1
-            tally.checksum.add(text)
-            out.write(text + "\n")
-            if progress is not None:
-                progress.update(1)
+
+        await records(tx, write)
         return tally
 
     return await db.read(work)
@@ -178,6 +205,8 @@ async def export_graph(
         if on_scope is not None:
             on_scope(scope)
         total.merge(await _stream_scope(db, scope, out, progress))
+    for scope in chosen:  # after every scope's nodes, so an import finds both ends
+        total.merge(await _stream_crossings(db, scope, chosen, out, progress))
     summary = {**total.summary(), "scopes": len(chosen)}
     out.write(line({"summary": summary}) + "\n")
     if scopes is None:
@@ -207,4 +236,6 @@ async def scope_tally(db: Database, scopes: list[str]) -> Tally:
     sink = NullSink()
     for scope in scopes:
         total.merge(await _stream_scope(db, scope, sink, None))
+    for scope in scopes:
+        total.merge(await _stream_crossings(db, scope, scopes, sink, None))
     return total

@@ -17,15 +17,18 @@ The judgement needs no model beyond the embedding the claim already has, and cos
   identifiers (``us-east-1``, ``/var/log``), names (capitalised inside a sentence, inner capitals),
   weekdays and periods, states (enabled, required, …) and environments (staging, production).
   Written forms are normalised first (``3 pm`` = ``15:00``, ``two`` = ``2``, ``Argo CD`` =
-  ``ArgoCD``, ``GCS`` = ``Google Cloud Storage``, common short forms such as ``DB``);
+  ``ArgoCD``, ``GCS`` = ``Google Cloud Storage``, ``2027-08-22`` = ``22 August 2027``, ``every
+  other Monday`` = ``fortnightly on Mondays``, ``orders-svc`` = ``orders service``, common short
+  forms such as ``DB``);
 - **alignment** of the two claims' plain words (stemmed; stop words and change words left out);
 - **polarity**: a claim and its negation ("is shut down" / "is no longer shut down").
 
-A **duplicate** needs a high similarity (lower when two or more names and values agree), the same
-specifics on both sides (one may add detail), the same polarity, no change word the old claim
-lacks, half of the shorter claim's plain words, and no word or value swapped in otherwise aligned
-text (one template filled twice). An **update** needs a moderate similarity and either a flipped
-polarity on the same words; or one value replaced by a value of the same kind (a region by a
+A **duplicate** needs a high similarity (lower when two or more names and values agree, a name
+among them: two remarks of one conversation share a date and a time), the same specifics on both
+sides (one may add detail), the same polarity, no change word the old claim lacks, half of the
+shorter claim's plain words, and no word or value swapped in otherwise aligned text (one template
+filled twice). An **update** needs a moderate similarity and either a flipped polarity on the same
+words; or one value replaced by a value of the same kind (a region by a
 region, not by a schedule) with at most a few other words different, where the replaced span is
 not the claim's subject (its first part) and does not recur in the other values (``stage 3 …
 etl-stage-3``); or a change word ("moved", "switched", "instead", …) with a value of its own.
@@ -37,6 +40,7 @@ memories (docs/consolidation.md).
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -68,7 +72,7 @@ NEIGHBOURS = 8
 # The version of these rules a memory was judged by (Memory.similar_version): remember marks what it
 # judges, the maintenance pass judges active memories without the mark or with an older one (links
 # are only ever added). Raise it when a change of the rules should reach memories already stored.
-SIMILAR_VERSION = 1
+SIMILAR_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -102,9 +106,11 @@ _ABBREVIATIONS = {
     "nyc": "newyorkcity",
     "pg": "postgresql", "js": "javascript", "ts": "typescript", "py": "python", "gh": "github",
     "svc": "service", "creds": "credentials", "req": "request", "reqs": "request", "rd": "road",
-    "ave": "avenue", "jan": "january", "feb": "february",
+    "ave": "avenue", "st": "street", "sr": "senior", "jr": "junior", "vet": "veterinary",
+    "uni": "university", "jan": "january", "feb": "february",
     "mar": "march", "apr": "april", "jun": "june", "jul": "july", "aug": "august", "sep": "september",
-    "sept": "september", "oct": "october", "nov": "november", "dec": "december", "mon": "monday",
+    "sept": "september", "annual": "yearly", "annually": "yearly",
+    "oct": "october", "nov": "november", "dec": "december", "mon": "monday",
     "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "thu": "thursday", "thur": "thursday",
     "thurs": "thursday", "fri": "friday", "sat": "saturday", "sun": "sunday", "fortnightly": "biweekly",
 }  # fmt: skip
@@ -130,6 +136,7 @@ _STATES = frozenset(
     production staging sandbox preview canary aisle window
     """.split()  # noqa: SIM905
 )
+_DETERMINERS = frozenset("a an the this that these those its their your our my his her".split())  # noqa: SIM905
 _NEGATIONS = frozenset("not no never cannot without none nobody nothing neither nor".split())  # noqa: SIM905
 # Words that say a value changed; a new claim with one that its old one lacks is never a duplicate.
 _STRONG_CUES = frozenset(
@@ -140,9 +147,27 @@ _STRONG_CUES = frozenset(
     turned
     """.split()  # noqa: SIM905
 )
-# Words that phrase a change without carrying content; left out of the alignment.
-_CHANGE = _STRONG_CUES | frozenset("now new currently became become becomes from to longer again".split())  # noqa: SIM905
+# Words that phrase a change without carrying content, and the ones that only frame a rule ("always
+# do X", "…, otherwise Y"); left out of the alignment.
+_CHANGE = _STRONG_CUES | frozenset(
+    "now new currently became become becomes from to longer again always otherwise also just still".split()  # noqa: SIM905
+)
 
+_MONTHS = "january february march april may june july august september october november december".split()  # noqa: SIM905
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_ISO_DATE = re.compile(r"\b(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")
+# "02:00-04:00", "2am-4am": two times, as "2am to 4am" is
+_HOUR = r"\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?"
+_RANGE = re.compile(rf"\b({_HOUR})\s*[-–]\s*({_HOUR})(?=\s|$|[,.;])", re.IGNORECASE)
+# One recurrence written several ways: "every other Monday" = "fortnightly on Mondays" (biweekly
+# monday), "every Thursday" = "on Thursdays, every week" (weekly thursday), "each day" = "daily".
+_RECURRENCES: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
+    (re.compile(rf"\bevery (?:other|second) ({_WEEKDAYS})s?\b", re.IGNORECASE), r"biweekly \1"),
+    (re.compile(r"\bevery (?:other|second|two) weeks?\b", re.IGNORECASE), "biweekly"),
+    (re.compile(rf"\b(?:every|each) ({_WEEKDAYS})\b", re.IGNORECASE), r"weekly \1"),
+    (re.compile(r"\b(?:every|each|per) (day|week|month|year|hour|night)\b", re.IGNORECASE),
+     lambda m: {"day": "daily", "night": "nightly"}.get(m.group(1).lower(), m.group(1).lower() + "ly")),
+]  # fmt: skip
 _TIME = re.compile(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
 _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*(?:[-./:@]\w+)*|[.!?;]")
@@ -158,6 +183,10 @@ def _time(match: re.Match[str]) -> str:
 
 def _normalised(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).replace("’", "'")
+    text = _ISO_DATE.sub(lambda m: f"{int(m.group(3))} {_MONTHS[int(m.group(2)) - 1]} {m.group(1)}", text)
+    text = _RANGE.sub(r"\1 to \2", text).replace(" & ", " and ")  # "Tsai & Partners" = "Tsai and Partners"
+    for pattern, replacement in _RECURRENCES:
+        text = pattern.sub(replacement, text)
     text = _TIME.sub(_time, text)
     return _CLOCK.sub(lambda m: f"{int(m.group(1)):02d}:{m.group(2)}", text)
 
@@ -207,6 +236,14 @@ def _words(text: str) -> list[tuple[str, bool]]:
                     start,
                 )
             )
+        elif "-" in raw:
+            # number words inside a compound are numbers ("five-a-side" = "5-a-side"), and a
+            # number with its unit is two words ("two-year" = "2 year", "45-minute")
+            parts = [_NUMBER_WORDS.get(p.casefold(), p) for p in raw.split("-")]
+            if len(parts) == 2 and parts[0].isdigit() and parts[1].isalpha():
+                out.extend([(parts[0], start), (parts[1], False)])
+            else:
+                out.append(("-".join(parts), start))
         else:
             out.append((raw, start))
         start = False
@@ -223,18 +260,22 @@ def parse(text: str) -> Parsed:
 
     def flush_run() -> None:
         if run:
+            run[:] = [_ABBREVIATIONS.get(w, w) if w not in _NAMES else w for w in run]
             word = "".join(run)
             several = len(run) > 1
             initials = "".join(w[0] for w in run) if several else ""
-            tokens.append(
-                Token(_ABBREVIATIONS.get(word, word), True, initials, parts=tuple(run) if several else ())
-            )
+            parts = tuple(run) if several else ()
+            tokens.append(Token(_ABBREVIATIONS.get(word, word), True, initials, parts=parts))
             run.clear()
 
     previous = ""
-    for written, opens in _words(text):
+    words = _words(text)
+    for position, (written, opens) in enumerate(words):
+        following = words[position + 1][0].casefold() if position + 1 < len(words) else ""
         raw = re.sub(r"'s$", "", written)
         lower = raw.casefold()
+        if lower.endswith("s") and lower[:-1] in _CALENDAR:  # "Mondays", "weekends"
+            lower = lower[:-1]
         if lower in _NEGATIONS or lower.endswith("n't") or (lower == "longer" and previous == "no"):
             negations += lower != "longer"
             previous = lower
@@ -249,7 +290,8 @@ def parse(text: str) -> Parsed:
             continue
         flush_run()
         word = _NUMBER_WORDS.get(lower, _ABBREVIATIONS.get(lower, lower))
-        if word in _STATES or word in _CALENDAR:
+        # a state word with an object is a verb ("before running the tests", "open a pull request")
+        if (word in _STATES and following not in _DETERMINERS) or word in _CALENDAR:
             tokens.append(Token(word, True))
             continue
         if word in STOPWORDS or word in _CHANGE:
@@ -261,6 +303,8 @@ def parse(text: str) -> Parsed:
             or named_word
             or lower in _NAMES
         ):
+            if "-" in word:  # "orders-svc" = "orders-service"
+                word = "-".join(_ABBREVIATIONS.get(part, part) for part in word.split("-"))
             tokens.append(
                 Token(word.removesuffix("s") if word[:1].isalpha() and word[-2:-1].isdigit() else word, True)
             )
@@ -297,14 +341,17 @@ def _described(identifier: str, other: str) -> bool:
 
 
 def _unmatched(side: Sequence[Token], other: Sequence[Token]) -> list[Token]:
-    """Specifics of ``side`` with no equal among the ``other`` side's words (a name that opens
-    one sentence is a plain word there)."""
+    """Specifics of ``side`` with no equal among the ``other`` side's words: a name that opens
+    one sentence is a plain word there, a name of several words may be written in lower case
+    ("Product Designer", "product designer") or as two words run together ("ArgoCD", "Argo CD")."""
     plain = {o.surface for o in other if not o.specific} | {o.word for o in other if not o.specific}
+    joined = _joined([o.surface or _compact(o.word) for o in other])
     return [
         t
         for t in side
         if t.specific
-        and _compact(t.word) not in plain
+        and _compact(t.word) not in plain | joined
+        and not (t.parts and all(part in plain for part in t.parts))
         and not any(_same_specific(t, o) for o in other if o.specific)
     ]
 
@@ -331,8 +378,7 @@ def _swaps(old: Parsed, new: Parsed) -> list[tuple[list[Token], list[Token]]]:
     """Replaced spans whose two sides are not one thing written twice: a word or a value of one
     claim swapped for another. Words that only moved (they stand elsewhere in the other claim)
     are no swap."""
-    old_forms = {_compact(t.word) for t in old.tokens} | {t.surface for t in old.tokens if t.surface}
-    new_forms = {_compact(t.word) for t in new.tokens} | {t.surface for t in new.tokens if t.surface}
+    old_forms, new_forms = _forms(old, new), _forms(new, old)
     out = []
     for old_side, new_side in _replacements(old, new):
         old_side = [t for t in old_side if _compact(t.word) not in new_forms and t.surface not in new_forms]
@@ -346,6 +392,25 @@ def _swaps(old: Parsed, new: Parsed) -> list[tuple[list[Token], list[Token]]]:
         ):
             out.append((old_side, new_side))
     return out
+
+
+def _forms(claim: Parsed, other: Parsed) -> set[str]:
+    """Every way a word of ``claim`` may be written in ``other``: its compact and written forms,
+    two neighbours run together ("read replica" = "read-replica"), and the parts of an identifier
+    that ``other`` writes as words ("orders-service": "orders", "service"; not "mother-in-law":
+    "mother")."""
+    forms = [t.surface or _compact(t.word) for t in claim.tokens]
+    written = {t.surface or _compact(t.word) for t in other.tokens}
+    parts = set()
+    for t in claim.tokens:
+        pieces = [p for p in re.split(r"[-./:@_]", t.word) if p]
+        if t.specific and len(pieces) > 1 and all(p in written for p in pieces):
+            parts.update(pieces)
+    return {_compact(t.word) for t in claim.tokens} | set(forms) | _joined(forms) | parts
+
+
+def _joined(forms: Sequence[str]) -> set[str]:
+    return {a + b for a, b in itertools.pairwise(forms)}
 
 
 def _shared_share(old: Parsed, new: Parsed) -> float:
@@ -424,7 +489,13 @@ def relation(new_text: str, old_text: str, z: float, thresholds: Thresholds = DE
     templated = bool(swaps) and _aligned(old, new) >= 0.6
     # the same names and values on both sides (two at least: one date or number alone anchors
     # nothing) let a paraphrase count at a lower similarity
-    anchored = len(old.specifics) >= ANCHOR_MIN and not new_only and not old_only
+    anchored = (
+        len(old.specifics) >= ANCHOR_MIN
+        and not new_only
+        and not old_only
+        # a date and a time name no thing: two remarks of one conversation share them
+        and any(_value_kind(t) in ("name", "state") for t in old.specifics)
+    )
     same_claim = (
         not flipped
         and not changed
@@ -473,6 +544,8 @@ def same_lesson(new_text: str, old_text: str, z: float, thresholds: Thresholds =
     # a name or value that the other lacks: another thing ("atlas" / "borealis") or another value
     # ("Jenkins" / "GitHub Actions"), an update rather than the same rule
     if _unmatched(new.specifics, old.tokens) or _unmatched(old.specifics, new.tokens):
+        return False
+    if new.cues - old.cues:  # "… was changed to …": a change of the rule, not the rule again
         return False
     templated = bool(_swaps(old, new)) and _aligned(old, new) >= 0.6
     return not templated and _plain_share(old, new) >= DUPLICATE_WORDS

@@ -7,8 +7,11 @@ back and the lesson stops travelling; the audit holds throughout. Real embedding
 from __future__ import annotations
 
 import dataclasses
+import json
 import uuid
+from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +23,10 @@ from slowave_graph.demo import driver
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator import corrections, maintenance
 from slowave_graph.operator.audit import audit
+from slowave_graph.operator.backup import restore
+from slowave_graph.operator.export import export_graph
 from slowave_graph.operator.forget import forget
+from slowave_graph.operator.importer import read_export
 from slowave_graph.services import Services
 from slowave_graph.services.context import ClientInfo
 from slowave_graph.services.generalisation import Generaliser
@@ -86,6 +92,19 @@ async def learned(app: App, t: Texts, a: str, b: str) -> str:
         for scope, text in ((a, t.a), (b, t.b), (b, t.b)):
             await validate(client, scope, text, t.task)
     return lesson
+
+
+async def travelled(app: App) -> tuple[tuple[str, str, str], str, Texts]:
+    """A lesson learned in two scopes of a new kind (a, b) that travelled to a third (c) and was
+    used there, coverage declared complete: c's ledger now names a's memory. Returns the scopes,
+    the lesson's id and its texts."""
+    t = texts()
+    k = kind()
+    a, b, c = f"{k}:alpha", f"{k}:beta", f"{k}:gamma"
+    lesson = await learned(app, t, a, b)
+    async with Client(build_server(app), client_info=CLIENT_INFO) as client:
+        await validate(client, c, t.a, t.task)
+    return (a, b, c), lesson, t
 
 
 async def shown_in(client: Client, scope: str, task: str) -> list[dict[str, Any]]:
@@ -211,13 +230,55 @@ async def test_forgetting_a_lesson_or_its_scope_leaves_the_scopes_it_reached_sou
     general: App, what: str
 ) -> None:
     app = general
-    t = texts()
-    k = kind()
-    a, b, c = f"{k}:alpha", f"{k}:beta", f"{k}:gamma"
-    lesson = await learned(app, t, a, b)
-    async with Client(build_server(app), client_info=CLIENT_INFO) as client:
-        await validate(client, c, t.a, t.task)  # shown in c, used, coverage declared complete
+    (a, b, c), lesson, _ = await travelled(app)
     assert (await audit(app.db, [a, b, c])).ok
     await forget(app.db, **({"memory": lesson} if what == "memory" else {"scope": a}), who="test")
     report = await audit(app.db, [b, c] if what == "scope" else [a, b, c])
+    assert report.ok, report.violations
+
+
+async def test_an_export_of_the_scopes_carries_a_lessons_evidence_and_a_restore_brings_it_back(
+    general: App, tmp_path: Path
+) -> None:
+    app = general
+    (a, b, c), lesson, t = await travelled(app)
+    k = a.split(":")[0]
+    before = await stage(app, lesson)
+    assert before[0] == 1 and len(before[1]) == 3, before
+
+    def crossings(path: Path) -> Counter[str]:
+        """The file's relationships whose two ends lie in two scopes."""
+        owner: dict[str, str] = {}
+        rels = []
+        for raw in path.read_text().splitlines():
+            record = json.loads(raw)
+            if "node" in record and "scope" in record["props"]:
+                owner[record["props"]["id"]] = record["props"]["scope"]
+            elif record.get("node") == "Scope":
+                owner[record["props"]["id"]] = record["props"]["id"]
+            elif "rel" in record:
+                rels.append(record)
+        found = Counter()
+        for rel in rels:
+            ends = {owner.get(rel["from"][1]), owner.get(rel["to"][1])}
+            if None not in ends and len(ends) == 2:
+                found[rel["rel"]] += 1
+        return found
+
+    whole = tmp_path / "whole.jsonl"
+    with whole.open("w") as out:
+        await export_graph(app.db, out, [a, b, c])
+    crossed = crossings(whole)
+    assert crossed["VALIDATED_IN"] == 2 and crossed["EXPOSED"] >= 1 and crossed["ASSESSED"] >= 1, crossed
+    alone = tmp_path / "alone.jsonl"
+    with alone.open("w") as out:
+        await export_graph(app.db, out, [a, c])  # b's evidence has nowhere to land
+    assert crossings(alone)["VALIDATED_IN"] == 1
+
+    restored = await restore(app.db, read_export(whole), replace=True)  # delete, import, verify
+    assert "checksum" in restored["verified"]
+    assert await stage(app, lesson) == before
+    async with Client(build_server(app), client_info=CLIENT_INFO) as client:
+        assert lesson in {m["memory_id"] for m in await shown_in(client, f"{k}:delta", t.task)}
+    report = await audit(app.db, [a, b, c])
     assert report.ok, report.violations

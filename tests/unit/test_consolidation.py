@@ -26,6 +26,25 @@ MODERATE = 6.8  # above the update threshold, below the duplicate one
         ),
         ("The orders service runs on PostgreSQL 15", "The orders service runs on a Postgres 15 DB"),
         ("Logs are archived to GCS after fifteen days", "After 15 days logs go to Google Cloud Storage"),
+        # one recurrence, one date, one range written several ways
+        (
+            "Physio with Jonas every other Monday at 11:15",
+            "Fortnightly on Mondays at 11:15 am: physio with Jonas",
+        ),
+        ("Piano lesson with Mrs. Okafor every Thursday", "Piano with Mrs. Okafor on Thursdays, every week"),
+        ("Her passport expires on 22 August 2027", "2027-08-22 is the expiry of her passport"),
+        (
+            "The warehouse window is 02:00-04:00 UTC on Sundays",
+            "On Sundays the warehouse window is 2am to 4am UTC",
+        ),
+        ("The warranty on the Bosch dishwasher runs 2 years", "The Bosch dishwasher has a two-year warranty"),
+        # short forms inside identifiers, names written in lower case
+        (
+            "The reports-service uses Redis as its Celery broker",
+            "Redis is the Celery broker of the reports service",
+        ),
+        ("They work as Product Designer at Kestrel Labs", "They work at Kestrel Labs as a product designer"),
+        ("The orders-svc runs on PostgreSQL 15", "The orders service runs on PostgreSQL 15 in production"),
     ],
 )
 def test_paraphrases_with_the_same_values_are_duplicates(old: str, new: str) -> None:
@@ -40,6 +59,7 @@ def test_paraphrases_with_the_same_values_are_duplicates(old: str, new: str) -> 
         ("Weekly 1:1 with Carlos is on Mondays at 10:00", "The weekly 1:1 with Carlos is on Mondays at 2 pm"),
         ("The staging cluster is shut down at night", "The staging cluster is no longer shut down at night"),
         ("Images are pushed to Docker Hub", "Images are pushed to GHCR instead of Docker Hub"),
+        ("Release branches are cut every other Tuesday", "Release branches are cut every Tuesday"),
     ],
 )
 def test_a_new_value_for_the_same_subject_is_an_update(old: str, new: str) -> None:
@@ -54,12 +74,24 @@ def test_a_new_value_for_the_same_subject_is_an_update(old: str, new: str) -> No
         ("The billing service listens on port 8080", "The search service listens on port 9090"),
         ("Kafka broker disk alerts trigger at 85%", "Kafka broker CPU alerts trigger at 85%"),
         ("Datadog log retention is 15 days", "Datadog metrics retention is 15 months"),
+        (
+            "The Netflix subscription renews on the 3rd of each month",
+            "The Disney+ subscription renews on the 3rd of each month",
+        ),
+        ("The mother's birthday is 9 November", "The mother-in-law's birthday is 9 November"),
         # two facts about one subject
         ("Production deploys need one approving review", "Production deploys are frozen on Fridays"),
     ],
 )
 def test_claims_that_only_look_alike_are_neither(old: str, new: str) -> None:
     assert relation(new, old, HIGH) is None
+
+
+def test_two_remarks_of_one_conversation_are_not_one_claim() -> None:
+    # a speaker, a date and a time are all they share: a date names no thing
+    old = "John (5:04 pm on 6 May, 2023): That pic makes me think of how important housing is"
+    new = "John (5:04 pm on 6 May, 2023): Definitely! Everyone should have access to affordable housing"
+    assert relation(new, old, MODERATE) is None
 
 
 def test_below_the_update_threshold_nothing_is_judged() -> None:
@@ -128,3 +160,16 @@ def test_what_the_agent_just_said_is_left_out() -> None:
     assert not echoed("Deploys of the shop go out through Argo CD on Tuesdays", said)
     assert not echoed("Use it", said), "too short to count as said"
     assert consolidation.NEIGHBOURS >= 4
+
+
+def test_a_rule_restated_is_one_lesson_and_a_changed_rule_is_not() -> None:
+    # "running" with an object is a verb, not the state of something ("the VM is running")
+    older = "Run uv sync before running the test suite, otherwise the tests import stale packages"
+    newer = "Always do a uv sync before you run the tests; without it stale packages get imported"
+    assert consolidation.same_lesson(newer, older, HIGH)
+    assert not consolidation.same_lesson("The VM is stopped at night", "The VM is running at night", HIGH)
+    assert not consolidation.same_lesson(
+        "The GraphQL endpoint on the api-gateway was changed to /api/graphql",
+        "The GraphQL endpoint on the api-gateway is /graphql",
+        HIGH,
+    )
