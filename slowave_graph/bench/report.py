@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from slowave_graph.bench import compound
+
 METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "any_hit@5", "ndcg@10", "mrr", "mean_returned")
 
 
@@ -50,6 +52,8 @@ def markdown(result: dict[str, Any]) -> str:
         lines += ["", *ablation_markdown(result["ablation"])]
     if result.get("neutral_feedback"):
         lines += ["", *neutral_markdown(result, result["neutral_feedback"])]
+    if result.get("compound"):
+        lines += ["", *compound.markdown(result["compound"])]
     return "\n".join(lines) + "\n"
 
 

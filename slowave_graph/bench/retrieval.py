@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any
 
 from slowave_graph.app import App
+from slowave_graph.bench import compound as bench_compound
 from slowave_graph.bench.datasets import Dataset, Doc, Query
 from slowave_graph.bench.metrics import Ranked, by_category, percentiles, summarize
 from slowave_graph.contract.activate import ActivateRequest, ActivateResult
@@ -240,6 +241,7 @@ async def run(
     probes: bool = True,
     policies: list[RankingPolicy] | None = None,
     neutral_feedback: bool = False,
+    compound: bool = False,
 ) -> dict[str, Any]:
     """Ingest once, then measure each policy (default: the server's) on the same memories. The
     result's top-level figures are the last policy's; ``ablation`` has every policy's. With
@@ -259,6 +261,10 @@ async def run(
         for policy in (policies or [app.services.recall.policy])
     ]
     runs = [report for report, _ in measured]
+    shapes = None
+    if compound:  # requests shaped like an agent's, from the same questions (bench/compound.py)
+        retriever = retriever_for(app, (policies or [app.services.recall.policy])[-1])
+        shapes = await bench_compound.measure(corpora, queries, measured[-1][1], retriever)
     neutral = None
     if neutral_feedback:
         retriever = retriever_for(app, (policies or [app.services.recall.policy])[-1])
@@ -280,5 +286,6 @@ async def run(
         **runs[-1],
         "ablation": runs if len(runs) > 1 else [],
         **({"neutral_feedback": neutral} if neutral else {}),
+        **({"compound": shapes} if shapes else {}),
         "scopes": [c.scope for c in corpora.values()],
     }

@@ -53,6 +53,12 @@ def _register_retrieval(bench_sub: Any, common: Common) -> None:
         help="also ask every question through recall and close each retrieval with not_used before the "
         "next, as an honest agent does; reported beside the plain figures, which it must equal",
     )
+    retrieval.add_argument(
+        "--compound",
+        action="store_true",
+        help="also ask the questions two or three at a time, shaped as agents send them (one sentence "
+        "with 'and', a task text, a list, task_context values): each part's recall beside its own",
+    )
     common(retrieval)
 
 
@@ -218,6 +224,7 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
                 probes=not args.no_probes,
                 policies=policies,
                 neutral_feedback=args.neutral_feedback,
+                compound=args.compound,
             )
         else:
             result = await bench_learning.run(

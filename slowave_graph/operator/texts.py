@@ -15,7 +15,7 @@ def memory_text(content: str) -> str:
 
 def retrieval_text(query: str) -> str:
     """A retrieval's query_embedding is the vector of its first cue: the task (activate) or the
-    query (recall), whole and stripped (services.text.split_cues)."""
+    query (recall), whole and stripped (services.needs.split_needs)."""
     return query.strip()
 
 

@@ -48,7 +48,9 @@ class ActivationService(RetrievingService):
             self.repo.continuity_owner(req.continuity_id)
             if req.continuity_id is not None
             else resolved(None),
-            self.retriever.embed_cues([req.task, req.initial_goal, req.semantic_context or ""]),
+            self.retriever.embed_cues(
+                [req.task, req.initial_goal, req.semantic_context or ""], req.task_context
+            ),
         )
         if req.continuity_id is not None:
             check_continuity(owner, req.scope, client)

@@ -200,6 +200,9 @@ class Candidate:
     # a lesson of another scope (services/generalisation.py): where it lives, how far it travels
     origin_scope: str | None = None
     stage: int | None = None
+    # the needs (cue indices) it qualified for on its own, with its z to each: the catalog opens
+    # with each need's best
+    answers: dict[int, float] = field(default_factory=dict)
 
 
 Baselines = Sequence[tuple[float, float]]  # per cue: (mean, sd) of its unrelated cosines
@@ -472,16 +475,36 @@ def _fuse_and_qualify(
         fused[cand.id] = (
             z + policy.bm25_weight * lexical + prior + policy.experience_weight * learned + timely + graph
         )
-        if learned >= policy.experience_admit or any(
-            cz >= best[qi] - policy.margin
-            and _lifted_reaches(cz, _terms(cue_terms, qi), cand.content, policy.floor, policy)
+        cand.answers = {
+            qi: cz
             for qi, cz in zs[cand.id].items()
-        ):
+            if cz >= best[qi] - policy.margin
+            and _lifted_reaches(cz, _terms(cue_terms, qi), cand.content, policy.floor, policy)
+        }
+        if learned >= policy.experience_admit or cand.answers:
             qualified.add(cand.id)
         cand.notes = {
             "z": z, "bm25": lexical, "prior": prior, "experience": learned, "time": timely, "graph": graph,
         }  # fmt: skip
     return fused, qualified
+
+
+def by_need(memories: Sequence[Candidate], asked: Sequence[int]) -> list[Candidate]:
+    """The catalog in the order an agent reads it: the best answer of each need first — the memory
+    most similar to it among those it admits — in the order the needs were asked (``asked``: cue
+    indices; a need answered by an earlier one's best adds nothing), then the rest as ranked.
+    With one need the order is the ranking's, which weighs more than similarity (full text,
+    time, experience, the graph)."""
+    if len(asked) < 2:
+        return list(memories)
+    first: list[Candidate] = []
+    for need in asked:
+        answering = [c for c in memories if need in c.answers]
+        best = max(answering, key=lambda c: c.answers[need], default=None)  # the first of equals
+        if best is not None and best not in first:
+            first.append(best)
+    chosen = {c.id for c in first}
+    return first + [c for c in memories if c.id not in chosen]
 
 
 def _adjacent(

@@ -39,7 +39,7 @@ from slowave_graph.graph.rows import (
     PromotedHit,
     WalkSeed,
 )
-from slowave_graph.services import folding, text, timeframe
+from slowave_graph.services import folding, needs, text, timeframe
 from slowave_graph.services.calibration import CosineScale, scale_for
 from slowave_graph.services.context import ClientInfo, cursor_id, new_id, resolved, unix, utcnow
 from slowave_graph.services.excerpt import excerpt
@@ -51,6 +51,7 @@ from slowave_graph.services.ranking import (
     RankingPolicy,
     admit_associated,
     admit_direct,
+    by_need,
     experience_scores,
     fused_order,
     merge_candidates,
@@ -68,8 +69,10 @@ FAILED_CAVEAT = "Caution: the last recorded use of this procedure ended in failu
 
 @dataclass(frozen=True)
 class Cues:
-    texts: list[str]
+    texts: list[str]  # the request's needs (services/needs.py), each searched and admitted alone
     embeddings: list[list[float]]
+    truncated: bool = False  # the bound on needs left some out
+    asked: list[int] = field(default_factory=lambda: [0])  # the needs in the order asked
 
 
 @dataclass
@@ -276,11 +279,13 @@ class Retriever:
         # lessons of other scopes travel here by their stage (services/generalisation.py)
         self.generalise = generalise
 
-    async def embed_cues(self, cues: list[str]) -> Cues:
-        """A task's questions, one per sentence, and their embeddings (one batch)."""
-        split = text.split_cues(cues)
+    async def embed_cues(self, texts: list[str], context: JsonObject | None = None) -> Cues:
+        """A request's needs (services/needs.py: its texts, their sentences and clauses, the
+        strings of its task_context) and their embeddings (one batch)."""
+        found = needs.split_needs(texts, context)
         # questions in the model's query form (e5's "query: "); the same vectors for MiniLM
-        return Cues(split, await aembed_query(self.embedder, split))
+        embeddings = await aembed_query(self.embedder, found.texts)
+        return Cues(found.texts, embeddings, found.truncated, found.asked)
 
     async def build(
         self,
@@ -323,9 +328,9 @@ class Retriever:
         memories = direct + associated
         if self.consolidate:
             memories = await self._folded(memories, " \n ".join([*cues.texts, lexical_extra]))
-        return Catalog(
-            memories, procedures, found.truncated, page_size, embeddings[0] if embeddings else None
-        )
+        memories = by_need(memories, cues.asked)
+        truncated = found.truncated or cues.truncated
+        return Catalog(memories, procedures, truncated, page_size, embeddings[0] if embeddings else None)
 
     async def _folded(self, memories: list[Candidate], said: str) -> list[Candidate]:
         """The catalog without what the agent just said, duplicates folded and updates paired
@@ -520,7 +525,7 @@ class RecallService(RetrievingService):
             self.repo.session_for_recall(
                 session_id=req.session_id, scope=req.scope, now=self.clock(), principal=client.principal
             ),
-            self.retriever.embed_cues([req.query, req.semantic_context or ""]),
+            self.retriever.embed_cues([req.query, req.semantic_context or ""], req.task_context),
         )
         stored = session.task_context
         context = merge_context(stored, req.task_context) if req.task_context else stored

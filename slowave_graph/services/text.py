@@ -129,27 +129,6 @@ def term_coverage(terms: list[str], content: str) -> float:
     return sum(1 for s in stems if s in present) / len(terms)
 
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-MAX_CUES = 8
-
-
-def split_cues(texts: list[str]) -> list[str]:
-    """Retrieval cues: each text whole, plus its sentences when it has several (a task that asks
-    several things is searched for each of them). Deduplicated, at most MAX_CUES."""
-    cues: dict[str, None] = {}
-    for raw in texts:
-        whole = raw.strip()
-        if not whole:
-            continue
-        cues.setdefault(whole, None)
-        parts = [p.strip() for p in _SENTENCE.split(whole) if p.strip()]
-        if len(parts) > 1:
-            for part in parts:
-                if len(_WORD.findall(part)) >= 3:
-                    cues.setdefault(part, None)
-    return list(cues)[:MAX_CUES]
-
-
 def procedure_text(goal: str | None, summary: str | None, context_text: str | None) -> str:
     """What a procedure's vector is computed from: its goal, summary and context cue. Commit embeds
     it, and re-embedding or an import recomputes it from the stored goal, summary and context_text

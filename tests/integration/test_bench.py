@@ -31,7 +31,7 @@ async def test_bench_ingests_scores_and_cleans_up(app: App, tmp_path: Path) -> N
                {"question": "Which marathon is Bo training for?", "evidence": ["D1:2"], "category": 4}]}  # fmt: skip
     path = tmp_path / "tiny.json"
     path.write_text(json.dumps([sample]))
-    result = await run(app, load_locomo(path), probes=True, neutral_feedback=True)
+    result = await run(app, load_locomo(path), probes=True, neutral_feedback=True, compound=True)
     assert result["overall"]["questions"] == 2
     neutral = result["neutral_feedback"]  # the same questions through recall, closed with not_used
     assert (neutral["changed_catalogs"], neutral["overall"]) == (0, result["overall"])
@@ -39,10 +39,18 @@ async def test_bench_ingests_scores_and_cleans_up(app: App, tmp_path: Path) -> N
     assert result["corpora"]["conv-t"] == {"docs": 4, "memories": 4}
     assert result["offtopic"]["probes"] == len(offtopic_probes()) >= 100
     assert result["offtopic"]["empty_share"] >= 0.95
+    # the two questions asked together, in every shape: both answered as when asked alone
+    shapes = result["compound"]
+    assert set(shapes) == {"and", "and also", "task_context"}  # a task and a list need three
+    for figures in shapes.values():
+        assert (figures["requests"], figures["parts"]) == (1, 2)
+        assert figures["recall_compound"] == figures["recall_alone_at10"] == 1.0, shapes
+        assert figures["empty_when_parts_answered"] == 0
     paths = report.write(result, tmp_path / "out")
     assert json.loads(paths["json"].read_text())["dataset"] == "locomo"
     assert "| **all** | 2 |" in paths["markdown"].read_text()
     assert "| neutral feedback | 1.000 |" in paths["markdown"].read_text()
+    assert "| and also | 1 | 2 | 1.000 | 1.000 | 1.000 | 0 |" in paths["markdown"].read_text()
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     for scope in result["scopes"]:
         await app.db.run_write("delete_scope", scope=scope)

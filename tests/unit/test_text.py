@@ -10,7 +10,6 @@ from slowave_graph.services.text import (
     query_terms,
     scope_norm_key,
     scope_token,
-    split_cues,
     stem,
     term_coverage,
 )
@@ -47,17 +46,6 @@ def test_lucene_query_cannot_carry_syntax() -> None:
 def test_query_terms_drop_stopwords_keep_numbers() -> None:
     assert query_terms("What is the port of the 2 Atlas APIs?") == ["port", "2", "atlas", "apis"]
     assert lucene_query("what is it?", "s1") is None
-
-
-def test_split_cues_searches_each_question() -> None:
-    cues = split_cues(["Payment webhooks keep failing; who is on call for incidents?", "Fix it. Now"])
-    assert cues == [
-        "Payment webhooks keep failing; who is on call for incidents?",
-        "Payment webhooks keep failing;",
-        "who is on call for incidents?",
-        "Fix it. Now",
-    ]
-    assert split_cues(["  ", "same", "same"]) == ["same"]
 
 
 def test_term_coverage_compares_words_bystem() -> None:
