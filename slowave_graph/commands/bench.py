@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -166,9 +168,28 @@ def _register_conversations(bench_sub: Any, common: Common) -> None:
     common(talks)
 
 
+# Benchmarks that draw their results (PNG) need matplotlib, which only the bench extra installs.
+PLOTTED = ("retrieval", "load")
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    missing = missing_extra(args.bench)
+    if missing is not None:  # said before any work, not after an hour of it
+        print(missing, file=sys.stderr)
+        return 2
     asyncio.run(_bench(settings, args))
     return 0
+
+
+def missing_extra(bench: str) -> str | None:
+    """Why this benchmark cannot run in this install, or None."""
+    if bench not in PLOTTED or importlib.util.find_spec("matplotlib") is not None:
+        return None
+    return (
+        f"bench {bench} plots its results with matplotlib, which this install lacks: install the "
+        "bench extra (pip install 'slowave-graph[bench]'; in a clone, scripts/venv dev has it). "
+        "Nothing was run."
+    )
 
 
 async def _bench(settings: Settings, args: argparse.Namespace) -> None:

@@ -102,6 +102,12 @@ def validation_failure(exc: ValidationError) -> ErrorBody:
         message = err["msg"]
         if err["type"] == "extra_forbidden":
             message = "unknown field"
+        elif err["type"] in ("too_long", "too_short") and isinstance(err.get("input"), str):
+            # a length checked after validation reads "Value should have at most 8000 items":
+            # a string's length is in characters
+            bound = "at most" if err["type"] == "too_long" else "at least"
+            limit = ctx.get("max_length" if err["type"] == "too_long" else "min_length")
+            message = f"should have {bound} {limit} characters, not {len(err['input'])}"
         errors.append(FieldError(path=str(path), message=message))
     return invalid_arguments(errors)
 

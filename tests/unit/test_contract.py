@@ -139,3 +139,12 @@ def test_field_path_format() -> None:
     assert field_path(("procedure", "steps", 0, "summary")) == "procedure.steps[0].summary"
     assert field_path(("memories", 2)) == "memories[2]"
     assert field_path(()) == ""
+
+
+def test_a_string_too_long_is_measured_in_characters() -> None:
+    request = {"scope": "project:shop", "session_id": "ses_123456789", "type": "fact"}
+    for content, expected in (("a" * 8001, "at most 8000 characters, not 8001"), ("é" * 8001, "not 8001")):
+        with pytest.raises(ValidationError) as info:
+            RememberRequest.model_validate({**request, "content": content})
+        (error,) = validation_failure(info.value).field_errors or []
+        assert error.path == "content" and expected in error.message and "items" not in error.message
