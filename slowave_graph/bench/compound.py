@@ -62,8 +62,7 @@ def _inner(question: str) -> str:
 
 
 def _asked(question: str) -> str:
-    bare = _bare(question)
-    return bare + "?"
+    return _bare(question) + "?"
 
 
 SHAPES: dict[str, tuple[int, Callable[[list[str]], tuple[list[str], dict[str, Any] | None]]]] = {

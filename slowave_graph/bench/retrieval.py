@@ -261,14 +261,13 @@ async def run(
         for policy in (policies or [app.services.recall.policy])
     ]
     runs = [report for report, _ in measured]
+    last = retriever_for(app, (policies or [app.services.recall.policy])[-1])
     shapes = None
     if compound:  # requests shaped like an agent's, from the same questions (bench/compound.py)
-        retriever = retriever_for(app, (policies or [app.services.recall.policy])[-1])
-        shapes = await bench_compound.measure(corpora, queries, measured[-1][1], retriever)
+        shapes = await bench_compound.measure(corpora, queries, measured[-1][1], last)
     neutral = None
     if neutral_feedback:
-        retriever = retriever_for(app, (policies or [app.services.recall.policy])[-1])
-        neutral = await measure_neutral(app, corpora, queries, retriever, measured[-1][1])
+        neutral = await measure_neutral(app, corpora, queries, last, measured[-1][1])
     return {
         "dataset": dataset.name,
         "run_id": run_id,

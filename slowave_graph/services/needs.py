@@ -12,9 +12,10 @@ needs of a request, in this order:
    value such as a language name is only a word for the full-text query);
 2. the sentences, lines and list items of each text, when it has several (bullets and numbering
    taken off), of three words or more;
-3. the clauses of each sentence, when it joins several: split at commas, semicolons, "and" / "then"
-   before another question word or verb phrase; a clause is a need when it names three topical
-   words, or two after a question word of its own ("… and which endpoints must be exempt?").
+3. the clauses of each sentence, when it joins several: split at commas and semicolons (with an
+   "and", "then", "also" or "but" after them) and at "and" / "then" before a question word; a
+   clause is a need when it names three topical words, or two after a question word of its own
+   ("… and which endpoints must be exempt?").
 
 The answer opens with the best answer of each thing asked (services/ranking.by_need), in the
 order asked: the texts, or the clauses of a one-sentence text, or the items of a list. The
@@ -57,8 +58,8 @@ _WORD = re.compile(r"\w+")
 class Needs:
     texts: list[str]  # in order: the wholes, then their sentences, then their clauses
     truncated: bool  # the bound left some out
-    # the needs in the order they were asked, finest form: a text's clauses or sentences when it
-    # has several, else the text itself (indices into texts) — the order the answer opens with
+    # what the request asks, in order (indices into texts): the clauses of a one-sentence text,
+    # the items of a list, else the text itself — the order the answer opens with
     asked: list[int] = field(default_factory=list)
 
 
@@ -66,7 +67,8 @@ def split_needs(texts: Sequence[str | None], context: Any = None, limit: int = M
     """The needs of a request: its texts (task, goal, context, query…) and the strings of its
     task_context (any nesting), finest last."""
     written = [t.strip() for t in texts if t and t.strip()]
-    wholes = written + [s.strip() for s in _strings(context) if _words(s) >= SENTENCE_WORDS]
+    strings = [v.strip() for v in context_values(context) if isinstance(v, str)]
+    wholes = written + [s for s in strings if _words(s) >= SENTENCE_WORDS]
     split = {whole: sentences(whole) for whole in wholes}
     parted = {sentence: clauses(sentence) for whole in wholes for sentence in split[whole] or [whole]}
     found: dict[str, str] = {}
@@ -126,13 +128,13 @@ def _words(text: str) -> int:
     return len(_WORD.findall(text))
 
 
-def _strings(value: Any) -> Iterable[str]:
-    """Every string value of a task_context, in order (keys are names, not needs)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
+def context_values(value: Any) -> Iterable[str | int | float]:
+    """Every scalar value of a task_context, in order (keys are names, not values)."""
+    if isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from context_values(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _strings(item)
+            yield from context_values(item)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
+        yield value

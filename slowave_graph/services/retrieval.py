@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
 from slowave_graph.contract.recall import EvidenceRecord, RecallRequest, RecallResult, SourceRef
 from slowave_graph.contract.retrieval import (
@@ -230,22 +230,7 @@ def compact_procedure(row: ProcedureHit) -> CompactProcedure:
 
 def context_cue(context: JsonObject | None) -> str:
     """Scalar values of a task_context as words for the lexical query."""
-    if not context:
-        return ""
-    words: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, str | int | float) and not isinstance(value, bool):
-            words.append(str(value))
-
-    walk(context)
-    return " ".join(words)
+    return " ".join(str(value) for value in needs.context_values(context))
 
 
 def merge_context(old: JsonObject, new: JsonObject) -> JsonObject:
