@@ -30,21 +30,33 @@ RETURN m.id AS id, m.scope AS scope, m.status AS status, m.content AS content,
          AS origins;
 
 // name: lesson_neighbours
-// The active memories of other scopes nearest to each memory (cosine), for the judgement of which
-// are the same lesson remembered elsewhere. The plain vector index query (both Neo4j lines have
-// it) over-fetches $fetch and keeps other scopes' active memories, rescored exactly.
-UNWIND $ids AS id
-MATCH (s:Memory {id: id})
+// The active memories of other scopes near each memory ($memories: id, and lucene — its names and
+// values as a full-text query that leaves its scope out, or null), for the judgement of which are
+// the same lesson remembered elsewhere: the $k nearest by cosine (the plain vector index query,
+// which both Neo4j lines have, over-fetched to $fetch before the other-scope filter) and the $k
+// best BM25 matches of its names. Why both: one rule written in many scopes, each naming its own
+// tool ("run X sync before the tests"), sits nearer in embedding than a true paraphrase naming the
+// same tool and can fill the $k nearest; the paraphrase must mention the same names.
+UNWIND $memories AS q
+MATCH (s:Memory {id: q.id})
 CALL (s) {
   CALL db.index.vector.queryNodes('memory_embedding', $fetch, s.embedding) YIELD node AS m
   WITH s, m WHERE m.status = 'active' AND m.scope <> s.scope
-  WITH m, 2 * vector.similarity.cosine(m.embedding, s.embedding) - 1 AS cosine
-  ORDER BY cosine DESC
+  WITH m ORDER BY vector.similarity.cosine(m.embedding, s.embedding) DESC
   LIMIT $k
-  RETURN collect({id: m.id, scope: m.scope, content: m.content, cosine: cosine,
-                  created_at: m.created_at.epochMillis}) AS near
+  RETURN collect(m) AS nearest
 }
-RETURN s.id AS id, s.embedding AS embedding, near;
+CALL (s, q) {
+  WITH q WHERE q.lucene IS NOT NULL
+  CALL db.index.fulltext.queryNodes('memory_text', q.lucene, {limit: $k}) YIELD node AS m
+  WITH m WHERE m.status = 'active' AND m.scope <> s.scope
+  RETURN collect(m) AS matching
+}
+WITH s, nearest + [m IN matching WHERE NOT m IN nearest] AS near
+RETURN s.id AS id, s.embedding AS embedding,
+       [m IN near | {id: m.id, scope: m.scope, content: m.content,
+                     cosine: 2 * vector.similarity.cosine(m.embedding, s.embedding) - 1,
+                     created_at: m.created_at.epochMillis}] AS near;
 
 // name: active_scopes
 // Scopes with a session started since $since, per scope kind: the population a lesson's breadth

@@ -551,6 +551,17 @@ def same_lesson(new_text: str, old_text: str, z: float, thresholds: Thresholds =
     return not templated and _plain_share(old, new) >= DUPLICATE_WORDS
 
 
+def names_and_values(text: str) -> list[str]:
+    """The names and values of a claim, in their comparable forms and, for a name of several
+    words, its words: what a text must mention to be the same lesson (``same_lesson`` finds none of
+    them unmatched), so what a lexical search for its other wordings looks for."""
+    out: dict[str, None] = {}
+    for token in parse(text).specifics:
+        for word in (token.word, *token.parts):
+            out.setdefault(word, None)
+    return list(out)
+
+
 def _another_subject(
     old: Parsed,
     swaps: Sequence[tuple[list[Token], list[Token]]],

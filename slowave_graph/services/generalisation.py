@@ -37,9 +37,9 @@ memories never travel.
 A function of the ledger and the store: recomputing changes nothing, resubmitting feedback changes
 nothing, and a later not_used, harmed or stale takes the evidence back (a lesson can lose its
 stage). Its limits: a lesson's members are found among the origin's ``NEIGHBOURS`` nearest
-other-scope memories (an approximate index search), so a lesson remembered in more scopes counts
-33 copies at most, and two recomputations racing each other leave the later writer's view until
-the next one.
+other-scope memories (an approximate index search) and as many best full-text matches of its
+names and values, so a lesson remembered in more scopes counts 65 copies at most, and two
+recomputations racing each other leave the later writer's view until the next one.
 """
 
 from __future__ import annotations
@@ -56,13 +56,14 @@ from slowave_graph.graph.database import Database
 from slowave_graph.services import consolidation
 from slowave_graph.services.calibration import scale_for
 from slowave_graph.services.context import LOCAL_PRINCIPAL, UNRESTRICTED_PRINCIPALS
-from slowave_graph.services.text import split_scope
+from slowave_graph.services.text import lucene_query, scope_token, split_scope
 
 ACTIVE_DAYS = 90
 FOREIGN_WEIGHT = 0.70
-# Other scopes' memories judged per member: more than remember's 8, since near-copies of a rule
-# that name other things ("run X sync …" for another X, in scope after scope) can be nearer than a
-# true paraphrase and are only told apart by the judge, which is cheap next to the search.
+# Other scopes' memories judged per member, nearest by cosine and as many best by BM25: more than
+# remember's 8, since near-copies of a rule that name other things ("run X sync …" for another X,
+# in scope after scope) can be nearer than a true paraphrase and are only told apart by the judge,
+# which is cheap next to the search.
 NEIGHBOURS = 32
 FETCH = 96  # vector index over-fetch before the other-scope filter
 ACTIVE_TTL = 600.0  # seconds the active-scope counts are reused
@@ -228,9 +229,12 @@ class Generaliser:
         (consolidation.same_lesson)."""
         if not ids:
             return {}
-        rows = await self.db.run_read("lesson_neighbours", ids=ids, fetch=FETCH, k=NEIGHBOURS)
-        scale = await scale_for(self.embedder)
         evidence = await self._evidence(ids)
+        memories = [
+            {"id": i, "lucene": _elsewhere(str(r["content"]), str(r["scope"]))} for i, r in evidence.items()
+        ]
+        rows = await self.db.run_read("lesson_neighbours", memories=memories, fetch=FETCH, k=NEIGHBOURS)
+        scale = await scale_for(self.embedder)
         out: dict[str, list[str]] = {}
         for row in rows:
             mine = evidence[row["id"]]
@@ -289,6 +293,14 @@ class Generaliser:
             return Lesson(origin, kind, 0, [], [str(m["id"]) for m in members]), None
         stage = stage_of(kind, evidence, await self.active_scopes(now))
         return Lesson(origin, kind, stage, evidence, [str(m["id"]) for m in members]), None
+
+
+def _elsewhere(content: str, scope: str) -> str | None:
+    """A full-text query for other scopes' memories that mention a memory's names and values (None
+    when it has none): its other wordings must (consolidation.same_lesson), and a rule repeated
+    for other tools does not."""
+    names = " ".join(consolidation.names_and_values(content))
+    return lucene_query(names, scope_token(scope), other_scopes=True)
 
 
 def _same_lesson(mine: dict[str, Any], near: dict[str, Any], statement_z: Callable[[float], float]) -> bool:

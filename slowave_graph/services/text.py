@@ -82,8 +82,9 @@ def query_terms(text: str, limit: int = 48) -> list[str]:
     return list(seen)
 
 
-def lucene_query(text: str, token: str) -> str | None:
-    """A Lucene query over memory content that must match the scope token and active status.
+def lucene_query(text: str, token: str, *, other_scopes: bool = False) -> str | None:
+    """A Lucene query over memory content that must match active status and the scope token (with
+    ``other_scopes``, must not: the scope's own memories left out).
 
     Terms are \\w+ runs, so no Lucene syntax from user text can reach the parser; each is still
     quoted to be safe with reserved words such as AND/OR/NOT.
@@ -94,7 +95,8 @@ def lucene_query(text: str, token: str) -> str | None:
     words = " ".join(f'"{term}"' for term in terms)
     # ^0: the scope and status clauses filter without adding to the score, so BM25 scores are the
     # content's alone (otherwise every hit carries the same constant and max-normalising misleads)
-    return f"+scope_token:{token}^0 +status:active^0 +content:({words})"
+    scope = f"-scope_token:{token}" if other_scopes else f"+scope_token:{token}^0"
+    return f"{scope} +status:active^0 +content:({words})"
 
 
 # Porter, as Neo4j's English full-text analyzer stems (Lucene's PorterStemFilter): a word the

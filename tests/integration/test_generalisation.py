@@ -29,7 +29,7 @@ from slowave_graph.operator.forget import forget
 from slowave_graph.operator.importer import read_export
 from slowave_graph.services import Services
 from slowave_graph.services.context import ClientInfo
-from slowave_graph.services.generalisation import Generaliser
+from slowave_graph.services.generalisation import NEIGHBOURS, Generaliser
 from tests.mcp_helpers import activate, call, ok, remember
 from tests.servers import CLIENT_INFO
 
@@ -160,6 +160,45 @@ async def test_a_lesson_validated_in_two_scopes_reaches_a_third_and_is_taken_bac
         assert lesson not in {m["memory_id"] for m in await shown_in(client, c, t.task)}
     report = await audit(app.db, [a, b, c, d])
     assert report.ok, report.violations
+
+
+async def test_a_lesson_is_found_among_many_scopes_that_hold_the_rule_for_other_tools(general: App) -> None:
+    """One rule written in many repositories, each naming its own tool, is nearer in embedding to
+    each wording than the paraphrase naming the same tool: more of them than a lesson's nearest
+    neighbours are judged. The paraphrase is still found (by its words), from either side."""
+    app = general
+    crowd = kind()
+    async with Client(build_server(app), client_info=CLIENT_INFO) as client:
+        for n in range(4 * NEIGHBOURS):
+            scope = f"{crowd}:r{n}"
+            other = texts()
+            started = await activate(client, scope, "Note how the tests run")
+            await remember(client, scope, started["session_id"], other.a if n % 2 else other.b, "lesson")
+    t = texts()
+    k = kind()
+    a, b = f"{k}:alpha", f"{k}:beta"
+    lesson = await learned(app, t, a, b)
+    # the crowd is nearer to one wording at least than the other wording is (and both are judged)
+    crowded = [x not in await nearest_scopes(app, y, NEIGHBOURS) for x, y in ((a, b), (b, a))]
+    assert any(crowded)
+    assert await stage(app, lesson) == (1, [(a, 1), (b, 2)])
+
+
+async def nearest_scopes(app: App, scope: str, k: int) -> set[str]:
+    """The scopes of the k other-scope memories nearest (exactly, by cosine) to the scope's one."""
+    own, _, _ = await app.db.driver.execute_query(
+        "MATCH (s:Memory {scope: $scope}) RETURN s.embedding AS v", scope=scope, database_=app.db.database
+    )
+    found, _, _ = await app.db.driver.execute_query(
+        "MATCH (m:Memory {status: 'active'}) WHERE m.scope <> $scope "
+        "WITH m ORDER BY vector.similarity.cosine(m.embedding, $v) DESC LIMIT $k "
+        "RETURN collect(m.scope) AS scopes",
+        scope=scope,
+        v=own[0]["v"],
+        k=k,
+        database_=app.db.database,
+    )
+    return set(found[0]["scopes"])
 
 
 async def test_grants_setting_and_status_keep_a_lesson_home(general: App) -> None:

@@ -41,6 +41,8 @@ def test_scope_keys() -> None:
 def test_lucene_query_cannot_carry_syntax() -> None:
     query = lucene_query('foo" OR scope_token:x) AND (bar* ~2 \\ NOT', "sabc")
     assert query == '+scope_token:sabc^0 +status:active^0 +content:("foo" "scope_token" "bar" "2")'
+    elsewhere = lucene_query("foo bar", "sabc", other_scopes=True)
+    assert elsewhere == '-scope_token:sabc +status:active^0 +content:("foo" "bar")'
 
 
 def test_query_terms_drop_stopwords_keep_numbers() -> None:
