@@ -73,8 +73,7 @@ ScopeStr = Annotated[
     StringConstraints(min_length=3, max_length=200),
     AfterValidator(_scope),
     Field(
-        description="kind:id, e.g. project:shop, spelled the same way every time. Memories never "
-        "cross scopes.",
+        description="kind:id, e.g. project:shop, spelled the same way every time.",
     ),
 ]
 
@@ -115,7 +114,7 @@ Rfc3339 = Annotated[
     str,
     StringConstraints(min_length=10, max_length=40),
     AfterValidator(_rfc3339),
-    Field(description="When it happened: RFC 3339 with offset, e.g. 2026-03-01T09:30:00Z."),
+    Field(description="When it happened, RFC 3339 with offset (2026-03-01T09:30:00Z)."),
 ]
 
 

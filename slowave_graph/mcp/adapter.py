@@ -217,6 +217,28 @@ def compact_schema(node: Any) -> Any:
     return out
 
 
+def typed_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with ``type: object`` beside each property that is only a ``$ref`` to an object:
+    clients that build a form from the properties (the MCP Inspector) otherwise send such a value
+    as a string."""
+    defs = schema.get("$defs", {})
+
+    def visit(node: Any) -> Any:
+        if isinstance(node, list):
+            return [visit(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {key: visit(value) for key, value in node.items()}
+        for value in (out.get("properties") or {}).values():
+            ref = value.get("$ref", "") if isinstance(value, dict) else ""
+            target = defs.get(ref.removeprefix("#/$defs/"), {}) if ref.startswith("#/$defs/") else {}
+            if target.get("type") == "object" and "type" not in value:
+                value["type"] = "object"
+        return out
+
+    return dict(visit(schema))
+
+
 def envelope_schema() -> dict[str, Any]:
     """The output schema: the envelope. What ``data`` holds is the tool description's to say: the
     result types spelled out doubled what tools/list costs in every conversation, and a client
@@ -226,7 +248,12 @@ def envelope_schema() -> dict[str, Any]:
         "properties": {
             "ok": {"type": "boolean"},
             "data": {"type": "object"},
-            "error": {"type": "object", "required": ["code", "message", "retryable"]},
+            # the fields every error has (a strict validator wants each required one declared)
+            "error": {
+                "type": "object",
+                "properties": {"code": {}, "message": {}, "retryable": {}},
+                "required": ["code", "message", "retryable"],
+            },
         },
         "required": ["ok"],
     }
@@ -267,7 +294,7 @@ def make_tool(
         name=name,
         title=title,
         description=description,
-        input_schema=compact_schema(request_model.model_json_schema()),
+        input_schema=typed_refs(compact_schema(request_model.model_json_schema())),
         output_schema=envelope_schema(),
         annotations=annotations,
     )

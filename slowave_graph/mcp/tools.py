@@ -26,37 +26,36 @@ Start a task: opens a session in a scope and shows what earlier work stored ther
 the start of every task, before the other memory tools, with the task verbatim and your initial \
 goal. Keep session_id (for remember, recall, commit) and retrieval_id (for feedback).
 
-Only memories that qualify as relevant come back: an empty list means nothing stored matched, not \
-that nothing is known (cold_start: the scope is empty). provenance.also_stored_as: repeats \
-shown once; conflicts_with: claims beside it. Procedures from earlier tasks (three per \
-page) carry their outcome and caveats: read the caveats. Pass continuity_id from an earlier \
-activation to continue that line of work. When more_available is true, \
+Only relevant memories come back: an empty list means nothing stored matched (cold_start: the \
+scope is empty). provenance.also_stored_as: repeats shown \
+once; conflicts_with: claims beside it; origin_scope: a lesson from another scope. Procedures \
+(three per page) carry their outcome and caveats: read the caveats. Pass continuity_id from an \
+earlier activation to continue that line of work. If more_available, \
 slowave_recall(continue_from=…) returns the next page of the same frozen result.
 
 Everything returned needs slowave_feedback before slowave_commit: an item is "used" only if it \
 influenced your reasoning, an action, a check or a constraint you applied; reading it is not use."""
 
 REMEMBER = """\
-Store durable claims that will matter after this task: facts, decisions, preferences, constraints, \
-instructions, lessons, warnings, open questions, tasks or artifacts. Each claim stands on its own \
-(name the project, component, value and condition) and was verified or told to you: not a guess, \
-not a transcript. Call it when you learn such a claim, in the open session: content + \
-type for one claim, memories=[…] for several. A claim already stored in the scope (ignoring case, \
-spacing and final punctuation) is not duplicated: disposition "matched" reinforces it; similar: \
-memories it rephrases (duplicate) or changes (update). Storing needs no feedback. To correct a \
-memory, remember the corrected claim, then mark the old one stale (superseded, \
-replacement_memory_id = the new id) with slowave_feedback."""
+Store durable claims that will matter after this task (a fact, decision, lesson, warning… see \
+type). Each claim stands on its own (name the project, component, value and condition) and was \
+verified or told to you: not a guess, not a transcript. Call it when you learn such a claim, in \
+the open session: content + type for one claim, memories=[…] for several. A claim already stored \
+in the scope (ignoring case, spacing and final punctuation) is not duplicated: disposition \
+"matched" reinforces it; similar: memories it rephrases (duplicate) or changes (update). Storing \
+needs no feedback. To correct a memory, remember the corrected claim, then mark the old one stale \
+(superseded, replacement_memory_id = the new id) with slowave_feedback."""
 
 RECALL = """\
 Look something up mid-task: call it when you need history that slowave_activate did not surface \
 (the task moved on, a sub-problem came up) or to fetch the next page.
 
 Ask one focused question naming subject, goal and conditions; keep exact names, identifiers and \
-error text (paraphrases match). Put independent needs in separate sentences; do not stuff keywords \
-or assume the answer. Results are bounded suggestions, not proof: an empty list does not prove \
-absence. Check provenance and evidence before applying a memory. continue_from=<cursor> (alone) \
-returns the next page of a frozen result, identical on every replay; pages you do not fetch create \
-no obligation. Every retrieval_id you receive needs slowave_feedback before slowave_commit."""
+error text (paraphrases match). Do not stuff keywords or assume the answer. Results are bounded \
+suggestions, not proof: an empty list does not prove absence. Check provenance and evidence before \
+applying a memory. continue_from=<cursor> (alone) returns the next page of a frozen result, \
+identical on every replay; unfetched pages create no obligation. Every retrieval_id you receive \
+needs slowave_feedback before slowave_commit."""
 
 FEEDBACK = """\
 Record what actually happened with what a retrieval showed you: append-only evidence that decides \
@@ -69,8 +68,8 @@ not fit this task (not false); already_known; unassessable (reason required); st
 (stale_reason and reason; superseded also needs replacement_memory_id: remember the corrected \
 claim first). Per procedure, use (used needs contribution) is separate from effect.
 
-Each entry is checked on its own: a bad one comes back in data.rejected with a reason and hint \
-while the others are accepted, so read data.rejected and data.outstanding even when ok is true. \
+Entries are checked one by one: a bad one comes back in data.rejected (reason, hint), the others \
+are accepted; read data.rejected and data.outstanding even when ok is true. \
 Only what the retrieval showed can be assessed. coverage=complete declares every shown item \
 assessed; an empty retrieval still needs {"retrieval_id": …, "coverage": "complete"}. Several \
 retrievals: items=[{retrieval_id, …, coverage}] with nothing at top level; check each \
@@ -82,10 +81,10 @@ verified. Call it once at the end of every task, after slowave_feedback covered 
 the session; otherwise it answers incomplete_feedback (retryable) with the outstanding ids: give \
 that feedback and commit again.
 
-Pass procedure (summary, steps, caveats, context, deduplication_key) when the task taught a \
-reusable method, also after a failure so others learn what not to do; and trajectory, up to 32 \
-key actions and observations (steps about these memory tools are left out and counted). \
-Committing an ended session only updates its outcome (operation "updated", already_ended true)."""
+Pass procedure when the task taught a reusable method, also after a failure so others learn what \
+not to do; and trajectory, up to 32 key actions and observations (steps about these memory tools \
+are left out and counted). Committing an ended session only updates its outcome (operation \
+"updated", already_ended true)."""
 
 # readOnlyHint and idempotentHint default to false: stated only where true (bytes in every conversation)
 _WRITES = ToolAnnotations(destructive_hint=False, open_world_hint=False)

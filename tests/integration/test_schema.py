@@ -106,6 +106,15 @@ async def test_an_unset_model_follows_the_database(app: App, neo4j: Neo4jTarget)
     assert await app.db.run_read("embedding_space_get") == stored
 
 
+def schema_nodes(node: Any) -> list[dict[str, Any]]:
+    """Every object of a JSON schema (and of its $defs), depth first."""
+    if isinstance(node, list):
+        return [n for item in node for n in schema_nodes(item)]
+    if not isinstance(node, dict):
+        return []
+    return [node, *(n for value in node.values() for n in schema_nodes(value))]
+
+
 async def test_tools_list_publishes_the_strict_contract(app: App) -> None:
     async with Client(build_server(app)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
@@ -124,6 +133,15 @@ async def test_tools_list_publishes_the_strict_contract(app: App) -> None:
     assert len(listed.encode()) <= 16_000, len(listed.encode())
     assert '"title":"Page Size"' not in listed and '{"type":"null"}' not in listed
     assert not any({"oneOf", "anyOf", "allOf"} & set(t.input_schema) for t in tools.values())
+    # what strict validators (Ajv strict, the TypeScript SDK's) and form-building clients (the MCP
+    # Inspector) need: each required name declared, and an object property typed beside its $ref
+    for tool in tools.values():
+        for node in schema_nodes([tool.input_schema, tool.output_schema]):
+            assert set(node.get("required", [])) <= set(node.get("properties", {})), (tool.name, node)
+            for value in node.get("properties", {}).values():
+                target = tool.input_schema.get("$defs", {}).get(value.get("$ref", "").split("/")[-1], {})
+                assert target.get("type") != "object" or value.get("type") == "object", (tool.name, value)
+    assert tools["slowave_commit"].input_schema["properties"]["verification"]["type"] == "object"
     for tool in tools.values():
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
         assert "ok" in tool.output_schema["properties"]
