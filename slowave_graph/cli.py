@@ -20,7 +20,7 @@ Neo4j, Aura or cluster instead."""
 EPILOG = """\
 examples:
   slowave-graph serve                       HTTP on http://127.0.0.1:8766/mcp (+ /health)
-  slowave-graph serve --transport stdio     for MCP clients that spawn the server
+  slowave-graph serve --transport stdio     for MCP clients that spawn the server (or: stdio)
   slowave-graph neo4j start                 keep the managed Neo4j running between servers
   slowave-graph neo4j status                where it runs, its version, memory use, password file
   slowave-graph stats                       what the memory holds, per label and scope

@@ -79,12 +79,37 @@ def http_url(settings: Settings) -> str:
     return f"http://{host}:{settings.http_port}/mcp"
 
 
-def stdio_command() -> tuple[str, tuple[str, ...]]:
-    """The absolute command a client spawns: this installation's console script, else ``python -m``."""
+LAUNCHER = Path("~/.local/bin/slowave-graph")  # written by make serve (scripts/launcher)
+_LAUNCHER_MARK = "# slowave-graph launcher (scripts/launcher)"
+_LAUNCHES = re.compile(r'^exec "(?P<venv>.+)/bin/slowave-graph" "\$@"$', re.MULTILINE)
+
+
+def stdio_command(launcher: Path = LAUNCHER) -> tuple[str, tuple[str, ...]]:
+    """The absolute command a client spawns: make serve's launcher when it runs this installation
+    (its path survives a dependency change, the virtualenv's does not), else this installation's
+    console script, else ``python -m``."""
+    launcher = launcher.expanduser()
+    if _launches(launcher, Path(sys.prefix)):
+        return str(launcher), ("serve", "--transport", "stdio")
     script = Path(sys.executable).parent / "slowave-graph"
     if script.is_file():
         return str(script), ("serve", "--transport", "stdio")
     return sys.executable, ("-m", "slowave_graph", "serve", "--transport", "stdio")
+
+
+def _launches(launcher: Path, prefix: Path) -> bool:
+    """Whether ``launcher`` is make serve's and the virtualenv it runs (through its stable link)
+    is ``prefix``."""
+    try:
+        text = launcher.read_text()
+    except (OSError, UnicodeDecodeError):
+        return False
+    found = _LAUNCHES.search(text)
+    return (
+        _LAUNCHER_MARK in text.splitlines()
+        and found is not None
+        and (Path(found["venv"]).resolve() == prefix.resolve())
+    )
 
 
 def stdio_env(settings: Settings) -> tuple[dict[str, str], tuple[Secret, ...]]:

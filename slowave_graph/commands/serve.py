@@ -25,6 +25,11 @@ def register(sub: Any, common: Common) -> None:
     serve.add_argument("--port", type=int, help="HTTP port (SLOWAVE_HTTP_PORT, default 8766)")
     common(serve)
     serve.set_defaults(handler=run)
+    # `serve --transport stdio` in one word: clients that parse a server command line with options
+    # of their own (the MCP Inspector takes --transport as its own) can still start it
+    stdio = sub.add_parser("stdio", help="run the MCP server on stdio (serve --transport stdio)")
+    common(stdio)
+    stdio.set_defaults(handler=run, transport="stdio")
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:

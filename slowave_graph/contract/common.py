@@ -51,6 +51,9 @@ NonBlank = Annotated[str, StringConstraints(min_length=1), AfterValidator(_nonbl
 NonBlankItem = Annotated[str, StringConstraints(min_length=1, max_length=1_000), AfterValidator(_nonblank)]
 
 
+SCOPE_PATTERN = r"^[^:]*[^:\s]:[\s\S]*\S"
+
+
 def _scope(value: str) -> str:
     # surrounding whitespace is an artefact of how a client assembled the value: trimmed, as the
     # reference does, rather than refused
@@ -70,10 +73,13 @@ def _scope(value: str) -> str:
 
 ScopeStr = Annotated[
     str,
-    StringConstraints(min_length=3, max_length=200),
+    StringConstraints(max_length=200),
     AfterValidator(_scope),
     Field(
         description="kind:id, e.g. project:shop, spelled the same way every time.",
+        # what _scope checks that a schema can say: a kind not ending in whitespace, a nonblank id
+        # (leading whitespace is trimmed); the published form of the rule for strict clients
+        json_schema_extra={"pattern": SCOPE_PATTERN},
     ),
 ]
 
@@ -114,8 +120,8 @@ Rfc3339 = Annotated[
     str,
     StringConstraints(min_length=10, max_length=40),
     AfterValidator(_rfc3339),
-    Field(description="When it happened, RFC 3339 with offset (2026-03-01T09:30:00Z)."),
 ]
+RFC3339_HELP = "When it happened, RFC 3339 with offset (2026-03-01T09:30:00Z)."
 
 
 def parse_rfc3339(value: str) -> datetime:
@@ -179,8 +185,9 @@ TaskContext = Annotated[
     dict[str, Any],
     AfterValidator(_task_context),
     Field(
-        description="Facts about the task used as retrieval cues: a JSON object ≤ 16 KiB, keys "
-        "^[a-z][a-z0-9_.:-]{0,63}$ (e.g. repo, env:prod), arrays of scalars only.",
+        description="Facts about the task used as retrieval cues (e.g. repo, env:prod): a JSON object "
+        "≤ 16 KiB, arrays of scalars only.",
+        json_schema_extra={"propertyNames": {"pattern": _KEY.pattern}},
     ),
 ]
 

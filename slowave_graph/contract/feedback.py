@@ -56,7 +56,7 @@ class MemoryFeedbackEntry(StrictInput):
     stale_reason: str | None = Field(
         None,
         max_length=40,
-        description="Only for stale; superseded requires replacement_memory_id.",
+        description="Only for stale (superseded: see replacement_memory_id).",
         json_schema_extra=_enum(STALE_REASONS, nullable=True),
     )
     replacement_memory_id: str | None = Field(
@@ -110,8 +110,7 @@ class FeedbackItem(StrictInput):
     )
     coverage: Coverage = Field(
         "partial",
-        description="complete: every shown target assessed (else it stays partial); partial: more may "
-        "follow.",
+        description="complete: every shown target assessed; partial: more may follow.",
     )
 
 

@@ -27,7 +27,7 @@ class RecallRequest(StrictInput):
     query: NonBlank | None = Field(
         None,
         max_length=10_000,
-        description="One focused question (see the tool description); omit with continue_from.",
+        description="One focused question; omit with continue_from.",
     )
     task_context: TaskContext | None = Field(
         None, description="Facts about this sub-question, added to the session's."

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from slowave_graph.contract.common import (
+    RFC3339_HELP,
     ErrorBody,
     MemoryType,
     NonBlank,
@@ -23,9 +24,11 @@ CONTENT_HELP = "One self-contained durable claim, useful without this conversati
 REMEMBER_BATCH_MAX = 100
 
 
+# One claim of the batch form. Its fields are described at the top level only: tools/list is sent in
+# every conversation (a docstring here would be published as the schema's description too).
 class RememberItem(StrictInput):
-    content: NonBlank = Field(max_length=CONTENT_MAX, description=CONTENT_HELP)
-    type: MemoryType = Field(description="Kind of claim.")
+    content: NonBlank = Field(max_length=CONTENT_MAX)
+    type: MemoryType
     occurred_at: Rfc3339 | None = None
 
 
@@ -33,13 +36,13 @@ class RememberRequest(StrictInput):
     scope: ScopeStr
     session_id: SessionId
     content: NonBlank | None = Field(None, max_length=CONTENT_MAX, description=CONTENT_HELP)
-    type: MemoryType | None = None
-    occurred_at: Rfc3339 | None = None
+    type: MemoryType | None = Field(None, description="Kind of claim.")
+    occurred_at: Rfc3339 | None = Field(None, description=RFC3339_HELP)
     memories: list[RememberItem] | None = Field(
         None,
         min_length=1,
         max_length=REMEMBER_BATCH_MAX,
-        description="Batch form instead of content + type: one write for all, much faster.",
+        description="Batch form instead of content + type: one write, much faster.",
     )
 
     @model_validator(mode="after")

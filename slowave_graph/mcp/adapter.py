@@ -185,18 +185,19 @@ def internal_failure(tool: str) -> CallToolResult:
 
 
 def compact_schema(node: Any) -> Any:
-    """A JSON schema as tools/list publishes it: types, enums, required fields, upper bounds and
-    descriptions, without pydantic's titles and examples (the descriptions give examples inline)
-    or minimum lengths, and with ``anyOf [X, null]`` of an optional field as X (it is optional by
-    not being required). Sent to the model in every conversation, so every byte counts."""
+    """A JSON schema as tools/list publishes it: types, enums, required fields, bounds, patterns
+    and descriptions, without pydantic's titles and examples (the descriptions give examples
+    inline), and with ``anyOf [X, null]`` of an optional field as X (it is optional by not being
+    required). Sent to the model in every conversation, so every byte counts; strict clients
+    validate against it, so it states every rule of the server that JSON Schema can say."""
     if isinstance(node, list):
         return [compact_schema(item) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in ("title", "examples", "minLength") and not isinstance(value, dict):
-            continue  # minLength: blank strings are refused with a field error anyway
+        if key in ("title", "examples") and not isinstance(value, dict):
+            continue
         if key == "additionalProperties" and value is True:
             continue  # the default
         if key == "properties":  # names, not schema keywords

@@ -29,18 +29,17 @@ goal. Keep session_id (for remember, recall, commit) and retrieval_id (for feedb
 Only relevant memories come back: an empty list means nothing stored matched (cold_start: the \
 scope is empty). provenance.also_stored_as: repeats shown \
 once; conflicts_with: claims beside it; origin_scope: a lesson from another scope. Procedures \
-(three per page) carry their outcome and caveats: read the caveats. Pass continuity_id from an \
-earlier activation to continue that line of work. If more_available, \
-slowave_recall(continue_from=…) returns the next page of the same frozen result.
+carry their outcome and caveats: read the caveats. If more_available, \
+slowave_recall(continue_from=…) pages on.
 
-Everything returned needs slowave_feedback before slowave_commit: an item is "used" only if it \
-influenced your reasoning, an action, a check or a constraint you applied; reading it is not use."""
+Everything returned needs slowave_feedback before slowave_commit: "used" only if it influenced \
+your reasoning, an action, a check or a constraint; reading it is not use."""
 
 REMEMBER = """\
 Store durable claims that will matter after this task (a fact, decision, lesson, warning… see \
 type). Each claim stands on its own (name the project, component, value and condition) and was \
 verified or told to you: not a guess, not a transcript. Call it when you learn such a claim, in \
-the open session: content + type for one claim, memories=[…] for several. A claim already stored \
+the open session. A claim already stored \
 in the scope (ignoring case, spacing and final punctuation) is not duplicated: disposition \
 "matched" reinforces it; similar: memories it rephrases (duplicate) or changes (update). Storing \
 needs no feedback. To correct a memory, remember the corrected claim, then mark the old one stale \
@@ -51,16 +50,16 @@ Look something up mid-task: call it when you need history that slowave_activate 
 (the task moved on, a sub-problem came up) or to fetch the next page.
 
 Ask one focused question naming subject, goal and conditions; keep exact names, identifiers and \
-error text (paraphrases match). Do not stuff keywords or assume the answer. Results are bounded \
-suggestions, not proof: an empty list does not prove absence. Check provenance and evidence before \
-applying a memory. continue_from=<cursor> (alone) returns the next page of a frozen result, \
-identical on every replay; unfetched pages create no obligation. Every retrieval_id you receive \
-needs slowave_feedback before slowave_commit."""
+error text (paraphrases match). Do not stuff keywords or assume the answer. Results are \
+suggestions, not proof (an empty list does not prove absence): check provenance and evidence \
+before applying a memory. continue_from=<cursor> (alone): the next page of a frozen result; \
+unfetched pages create no obligation. Every retrieval_id you receive needs slowave_feedback \
+before slowave_commit."""
 
 FEEDBACK = """\
 Record what actually happened with what a retrieval showed you: append-only evidence that decides \
-what future retrievals rank first. Call it when the work that used (or did not use) an \
-activate/recall result is done, and always before slowave_commit; partial checkpoints are fine.
+what future retrievals rank first. Call it when the work with an activate/recall result is done, \
+always before slowave_commit; partial checkpoints are fine.
 
 Per memory: used only if it observably influenced reasoning, an action, a check or an applied \
 constraint (reading it or topical similarity is not use); not_used: no influence; irrelevant: does \
@@ -72,8 +71,7 @@ Entries are checked one by one: a bad one comes back in data.rejected (reason, h
 are accepted; read data.rejected and data.outstanding even when ok is true. \
 Only what the retrieval showed can be assessed. coverage=complete declares every shown item \
 assessed; an empty retrieval still needs {"retrieval_id": …, "coverage": "complete"}. Several \
-retrievals: items=[{retrieval_id, …, coverage}] with nothing at top level; check each \
-results[i].ok. The latest assessment of a target counts."""
+retrievals: items=[…]; check each results[i].ok. The latest assessment of a target counts."""
 
 COMMIT = """\
 Close the task: its final goal, outcome (success|partial|failure), what happened and how it was \
@@ -82,9 +80,8 @@ the session; otherwise it answers incomplete_feedback (retryable) with the outst
 that feedback and commit again.
 
 Pass procedure when the task taught a reusable method, also after a failure so others learn what \
-not to do; and trajectory, up to 32 key actions and observations (steps about these memory tools \
-are left out and counted). Committing an ended session only updates its outcome (operation \
-"updated", already_ended true)."""
+not to do; and trajectory, up to 32 key actions and observations. Committing an ended session \
+only updates its outcome (operation "updated", already_ended true)."""
 
 # readOnlyHint and idempotentHint default to false: stated only where true (bytes in every conversation)
 _WRITES = ToolAnnotations(destructive_hint=False, open_world_hint=False)

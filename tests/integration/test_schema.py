@@ -142,6 +142,12 @@ async def test_tools_list_publishes_the_strict_contract(app: App) -> None:
                 target = tool.input_schema.get("$defs", {}).get(value.get("$ref", "").split("/")[-1], {})
                 assert target.get("type") != "object" or value.get("type") == "object", (tool.name, value)
     assert tools["slowave_commit"].input_schema["properties"]["verification"]["type"] == "object"
+    # the rules the server enforces that a schema can say: nonblank strings, the scope's form, context keys
+    activate_props = activate_schema["properties"]
+    assert activate_props["task"]["minLength"] == activate_props["initial_goal"]["minLength"] == 1
+    assert (
+        "pattern" in activate_props["scope"] and "pattern" in activate_props["task_context"]["propertyNames"]
+    )
     for tool in tools.values():
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
         assert "ok" in tool.output_schema["properties"]

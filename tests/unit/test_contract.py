@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -46,6 +47,18 @@ def test_invalid_scopes(scope: str) -> None:
 @pytest.mark.parametrize("scope", [" project:shop", "project:shop\n", "\tproject:shop  "])
 def test_surrounding_whitespace_of_a_scope_is_trimmed(scope: str) -> None:
     assert ActivateRequest.model_validate({**BASE, "scope": scope}).scope == "project:shop"
+
+
+def test_the_published_scope_pattern_says_the_validators_rule() -> None:
+    """Strict clients check the pattern before sending: it must accept every scope the server
+    accepts and refuse the malformed ones (invisible and control characters stay the server's)."""
+    pattern = re.compile(ActivateRequest.model_json_schema()["properties"]["scope"]["pattern"])
+    for scope in ["project:shop", "user:alice@example.com", "team:a:b", "p:x y", " project:shop", "p:x\n"]:
+        ActivateRequest.model_validate({**BASE, "scope": scope})
+        assert pattern.search(scope), scope
+    for scope in ["project", "project:", ":shop", " :shop", "project: ", "project :shop", "", "p:\n"]:
+        assert not pattern.search(scope), scope
+        assert error_paths(ActivateRequest, {**BASE, "scope": scope}) == {"scope"}
 
 
 @pytest.mark.parametrize("page_size", [0, 11, -1, "5", True, 5.0, None])
