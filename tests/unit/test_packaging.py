@@ -54,7 +54,9 @@ def test_wheel_metadata_and_entry_point(wheel: Path) -> None:
     dist = f"slowave_graph-{__version__}.dist-info"
     metadata = email.message_from_string(archive.read(f"{dist}/METADATA").decode())
     assert (metadata["Name"], metadata["Version"]) == ("slowave-graph", __version__)
-    assert any(r.startswith("mcp==") for r in metadata.get_all("Requires-Dist"))
+    requires = metadata.get_all("Requires-Dist")
+    assert any(r.startswith("mcp==") for r in requires)
+    assert any(r.startswith("neo4j~=") for r in requires)  # imported directly, so declared directly
     assert "slowave-graph = slowave_graph.cli:main" in archive.read(f"{dist}/entry_points.txt").decode()
 
 
