@@ -2,8 +2,9 @@
 #   make serve   set up and run the MCP server on the managed local Neo4j
 #   make test    run the test suite (it starts its own Neo4j)
 # scripts/venv creates (once) and prints the virtualenv: the runtime one for serve, stdio and fetch,
-# `scripts/venv dev` (tests, lint, PyTorch for the float model) for the rest; failures stop the target.
-.PHONY: serve stdio test unit lint fetch fuzz
+# `scripts/venv dev` (tests, lint) for the rest, `scripts/venv torch` (PyTorch) for test-torch;
+# failures stop the target.
+.PHONY: serve stdio test test-torch unit lint fetch fuzz
 
 # fetch: the Neo4j jars and, once, the JVM's AOT cache (managed Neo4j only: no NEO4J_URI)
 serve:
@@ -19,6 +20,11 @@ fetch:
 # test: the suite, then its version-dependent tests against the 5.26 LTS line (scripts/test)
 test:
 	@scripts/test
+
+# test-torch: the tests that need PyTorch (the float model through sentence-transformers), in their
+# own virtualenv; .ci/run runs it after make test
+test-torch:
+	@venv=$$(scripts/venv torch) && "$$venv/bin/python" -m pytest -q -p no:cacheprovider -m torch
 
 unit:
 	@venv=$$(scripts/venv dev) && "$$venv/bin/python" -m pytest -q tests/unit

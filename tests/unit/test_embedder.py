@@ -32,7 +32,6 @@ from slowave_graph.embedding.embedder import (
     OnnxEmbedder,
     OnnxInt8Embedder,
     OnnxModel,
-    SentenceTransformerEmbedder,
     _chunks,
     aembed_bulk,
     aembed_query,
@@ -41,13 +40,7 @@ from slowave_graph.embedding.embedder import (
     quantized_graph,
     resolve_model_path,
 )
-
-TEXTS = [
-    "Atlas authentication credentials expire after 45 minutes",
-    "What did Caroline research about adoption agencies?",
-    "deploy",
-    "Never restart the auth service during business hours. " * 30,  # longer than 256 tokens
-]
+from tests.reference_vectors import TEXTS, stored
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +48,15 @@ def int8() -> OnnxInt8Embedder:
     return OnnxInt8Embedder(batch_size=2)
 
 
-def test_int8_vectors_match_the_float_model(int8: OnnxInt8Embedder) -> None:
+@pytest.fixture(scope="module")
+def float_vectors() -> np.ndarray:
+    """The float model's vectors, as sentence-transformers computes them (tests/reference_vectors.py)."""
+    return stored()
+
+
+def test_int8_vectors_match_the_float_model(int8: OnnxInt8Embedder, float_vectors: np.ndarray) -> None:
     quantised = np.array(int8.embed(TEXTS))
-    exact = np.array(SentenceTransformerEmbedder(FLOAT_MODEL).embed(TEXTS))
+    exact = float_vectors
     assert quantised.shape == (len(TEXTS), 384)
     assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-5)
     agreement = (quantised * exact).sum(axis=1)
@@ -91,11 +90,6 @@ def test_q8_is_derived_once_multiplies_in_int8_and_stays_close(
     assert np.array_equal(vectors, np.array([q8.embed([t])[0] for t in TEXTS]))
     assert np.array_equal(vectors[1], np.array(q8.embed(list(reversed(TEXTS)))[2]))
     assert (np.argmax(vectors @ reference.T, axis=1) == np.arange(len(TEXTS))).all()
-
-
-@pytest.fixture(scope="module")
-def float_vectors() -> np.ndarray:
-    return np.array(SentenceTransformerEmbedder(FLOAT_MODEL).embed(TEXTS))
 
 
 def test_the_built_bert_graph_is_the_float_model(tmp_path: Path, float_vectors: np.ndarray) -> None:
