@@ -30,7 +30,7 @@ unit:
 	@venv=$$(scripts/venv dev) && "$$venv/bin/python" -m pytest -q tests/unit
 
 lint:
-	@venv=$$(scripts/venv dev) && "$$venv/bin/ruff" check slowave_graph tests && "$$venv/bin/ruff" format --check slowave_graph tests && "$$venv/bin/mypy"
+	@venv=$$(scripts/venv dev) && "$$venv/bin/ruff" check slowave_graph lab tests && "$$venv/bin/ruff" format --check slowave_graph lab tests && "$$venv/bin/mypy"
 
 # fuzz: the deep hostile-input run, 10,000 calls per tool (the suite runs 40); FUZZ_EXAMPLES=N to change
 fuzz:

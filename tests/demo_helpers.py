@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 from slowave_graph.app import App
-from slowave_graph.demo.seed import ensure_demo
+from slowave_graph_lab.demo.seed import ensure_demo
 
 DEMO_TASKS = 14  # every event, two tasks misled before the refund root cause and one helped after
 _seeded: dict[str, Any] = {}

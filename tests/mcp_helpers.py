@@ -6,7 +6,7 @@ from typing import Any
 
 from mcp import Client
 
-from slowave_graph.demo import driver
+from slowave_graph.workload import driver
 
 TOOL_NAMES = set(driver.TOOLS)
 

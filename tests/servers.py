@@ -17,9 +17,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation
 from starlette.types import ASGIApp
 
-from slowave_graph.bench.servers import server_fleet
-from slowave_graph.bench.servers import stdio_params as stdio_params  # re-exported for the transport tests
 from slowave_graph.neo4j_local.manager import free_port
+from slowave_graph_lab.bench.servers import server_fleet
+from slowave_graph_lab.bench.servers import (
+    stdio_params as stdio_params,
+)  # re-exported for the transport tests
 
 SERVER = [sys.executable, "-m", "slowave_graph"]
 CLIENT_INFO = Implementation(name="transport-test", version="9.9")

@@ -9,6 +9,7 @@ calls ``common(parser)`` for the shared connection flags, and sets ``handler=<ca
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from types import ModuleType
 
@@ -44,3 +45,39 @@ COMMAND_MODULES: list[str] = [
     "memory",
     "token",
 ]
+
+
+# The benchmarks, the demo and the notebooks' helpers are their own distribution (lab/): the
+# server's package stays the server and the operator commands.
+LAB_DISTRIBUTION = "slowave-graph-lab"
+
+
+def lab_missing(command: str) -> str | None:
+    """Why ``command`` cannot run in this install (slowave-graph-lab is absent), or None."""
+    import importlib.util
+
+    if importlib.util.find_spec("slowave_graph_lab") is not None:
+        return None
+    from slowave_graph import __version__
+
+    return (
+        f"slowave-graph {command} comes with the {LAB_DISTRIBUTION} package, which this install lacks: "
+        f"pip install {LAB_DISTRIBUTION}=={__version__} (in a clone, scripts/venv dev has it). "
+        "Nothing was run."
+    )
+
+
+def needs_lab(command: str) -> Callable[[Handler], Handler]:
+    """A handler that says which package to install, before any work, when the lab is absent."""
+
+    def wrap(handler: Handler) -> Handler:
+        def run(args: argparse.Namespace, settings: Settings) -> int:
+            missing = lab_missing(command)
+            if missing is not None:
+                print(missing, file=sys.stderr)
+                return 2
+            return handler(args, settings)
+
+        return run
+
+    return wrap

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
-from slowave_graph.commands import Common
+from slowave_graph.commands import Common, needs_lab
 from slowave_graph.config import GRAPH_USES, Settings
 
 
@@ -134,7 +132,7 @@ def _register_consolidation(bench_sub: Any, common: Common) -> None:
     consolidation = bench_sub.add_parser(
         "consolidation",
         help="near-duplicates and updates told apart from look-alikes, on the labelled pairs shipped "
-        "with the package (no database)",
+        "with slowave-graph-lab (no database)",
     )
     consolidation.add_argument("--out", default="bench-results", help="directory for JSON and Markdown")
     common(consolidation)
@@ -168,50 +166,32 @@ def _register_conversations(bench_sub: Any, common: Common) -> None:
     common(talks)
 
 
-# Benchmarks that draw their results (PNG) need matplotlib, which only the bench extra installs.
-PLOTTED = ("retrieval", "load")
-
-
+@needs_lab("bench")
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    missing = missing_extra(args.bench)
-    if missing is not None:  # said before any work, not after an hour of it
-        print(missing, file=sys.stderr)
-        return 2
     asyncio.run(_bench(settings, args))
     return 0
 
 
-def missing_extra(bench: str) -> str | None:
-    """Why this benchmark cannot run in this install, or None."""
-    if bench not in PLOTTED or importlib.util.find_spec("matplotlib") is not None:
-        return None
-    return (
-        f"bench {bench} plots its results with matplotlib, which this install lacks: install the "
-        "bench extra (pip install 'slowave-graph[bench]'; in a clone, scripts/venv dev has it). "
-        "Nothing was run."
-    )
-
-
 async def _bench(settings: Settings, args: argparse.Namespace) -> None:
     from slowave_graph.app import open_app
-    from slowave_graph.bench import datasets, report
-    from slowave_graph.bench import learning as bench_learning
-    from slowave_graph.bench import retrieval as bench_retrieval
     from slowave_graph.services.ranking import policy_for
+    from slowave_graph_lab.bench import datasets, report
+    from slowave_graph_lab.bench import learning as bench_learning
+    from slowave_graph_lab.bench import retrieval as bench_retrieval
 
     if args.bench == "load":
         await _bench_load(settings, args)
         return
     if args.bench == "consolidation":
-        from slowave_graph.bench import consolidation
         from slowave_graph.embedding.embedder import DEFAULT_MODEL, load_embedder
+        from slowave_graph_lab.bench import consolidation
 
         embedder = await asyncio.to_thread(load_embedder, settings.embedding_model or DEFAULT_MODEL)
         judged = await consolidation.run(embedder)
         _write_report(Path(args.out), "consolidation", judged, consolidation.markdown(judged))
         return
     if args.bench == "transfer":
-        from slowave_graph.bench import transfer
+        from slowave_graph_lab.bench import transfer
 
         # what it measures is generalisation, whatever SLOWAVE_GENERALISATION says
         async with open_app(settings.model_copy(update={"generalisation": True})) as app:
@@ -219,7 +199,7 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
         _write_report(Path(args.out), "transfer", moved.as_dict(), transfer.markdown(moved))
         return
     if args.bench == "conversations":
-        from slowave_graph.bench import conversations
+        from slowave_graph_lab.bench import conversations
 
         options = conversations.ConversationOptions(
             conversations=args.conversations,
@@ -274,7 +254,7 @@ def _write_report(out: Path, name: str, result: dict[str, Any], markdown: str) -
 
 async def _bench_load(settings: Settings, args: argparse.Namespace) -> None:
     from slowave_graph.app import open_app
-    from slowave_graph.bench import load, load_report
+    from slowave_graph_lab.bench import load, load_report
 
     options = load.LoadOptions(
         sizes=args.size or [1_000, 10_000, 100_000],

@@ -2,7 +2,7 @@
 
 run (also plain `slowave-graph demo`): a scripted two-task lifecycle against a running HTTP server.
 seed: a realistic demo memory built by simulated agents through the services, for notebooks and
-Cypher exploration (see slowave_graph.demo.seed).
+Cypher exploration (see slowave_graph_lab.demo.seed).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import sys
 
 from slowave_graph import __version__
-from slowave_graph.commands import Common
+from slowave_graph.commands import Common, lab_missing, needs_lab
 from slowave_graph.config import Settings
 
 
@@ -24,9 +24,11 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _tasks(value: str) -> int:
-    from slowave_graph.demo.seed import MIN_TASKS
-
     number = int(value)
+    if lab_missing("demo seed") is not None:
+        return number  # the command itself says what to install
+    from slowave_graph_lab.demo.seed import MIN_TASKS
+
     if number < MIN_TASKS:
         raise argparse.ArgumentTypeError(f"the demo needs at least {MIN_TASKS} tasks")
     return number
@@ -64,6 +66,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
     seed_parser.set_defaults(handler=seed)
 
 
+@needs_lab("demo")
 def run(args: argparse.Namespace, settings: Settings) -> int:
     return asyncio.run(_run(settings, args.url, args.scope))
 
@@ -74,7 +77,7 @@ async def _run(settings: Settings, url: str | None, scope: str | None) -> int:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.types import Implementation
 
-    from slowave_graph.demo.lifecycle import DemoFailed, run_demo
+    from slowave_graph_lab.demo.lifecycle import DemoFailed, run_demo
 
     url = url or f"http://{settings.http_host}:{settings.http_port}/mcp"
     token = settings.auth_token.get_secret_value() if settings.auth_token else None
@@ -96,8 +99,9 @@ async def _run(settings: Settings, url: str | None, scope: str | None) -> int:
     return 0
 
 
+@needs_lab("demo seed")
 def seed(args: argparse.Namespace, settings: Settings) -> int:
-    from slowave_graph.demo.seed import DEFAULT_SCOPE, DEFAULT_TASKS, DemoScopeInUse, describe, seed_scope
+    from slowave_graph_lab.demo.seed import DEFAULT_SCOPE, DEFAULT_TASKS, DemoScopeInUse, describe, seed_scope
 
     quiet = args.json
     try:

@@ -1,7 +1,7 @@
 """`slowave-graph soak`: concurrent MCP clients against N real server processes, then the audit.
 
 A top-level command (not under `bench`): it is a reliability check with a pass/fail exit code,
-not a benchmark number. See ``slowave_graph/bench/soak.py`` for what the clients do and check.
+not a benchmark number. See ``lab/slowave_graph_lab/bench/soak.py`` for what the clients do and check.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from slowave_graph.commands import Common
+from slowave_graph.commands import Common, needs_lab
 from slowave_graph.config import Settings
 
 
@@ -32,8 +32,9 @@ def register(sub: argparse._SubParsersAction, common: Common) -> None:
     parser.set_defaults(handler=run)
 
 
+@needs_lab("soak")
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from slowave_graph.bench.soak import SoakConfig, soak, text_report
+    from slowave_graph_lab.bench.soak import SoakConfig, soak, text_report
 
     if args.clients < 1 or args.servers < 1 or args.duration <= 0:
         print("soak: --clients and --servers must be ≥ 1 and --duration > 0")

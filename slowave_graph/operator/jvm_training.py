@@ -41,16 +41,16 @@ async def _lifecycles(settings: Settings) -> None:
     from mcp import Client
 
     from slowave_graph.app import open_app
-    from slowave_graph.bench import load, synthetic
     from slowave_graph.mcp.server import build_server
+    from slowave_graph.workload import fill, lifecycle, synthetic
 
     async with open_app(settings) as app:
-        await load.fill(app, TRAINING_MEMORIES, TRAINING_SEED, "training", progress=False, vectors="derived")
+        await fill.fill(app, TRAINING_MEMORIES, TRAINING_SEED, "training", progress=False, vectors="derived")
         plans = synthetic.scope_plan(TRAINING_MEMORIES, "training")
         rng = random.Random(TRAINING_SEED)
-        recorder = load.Recorder()
+        recorder = lifecycle.Recorder()
         async with Client(build_server(app)) as client:
             for _ in range(TRAINING_LIFECYCLES):
-                await load.lifecycle(client, recorder, rng, load.pick_scope(plans, rng))
+                await lifecycle.lifecycle(client, recorder, rng, lifecycle.pick_scope(plans, rng))
         if recorder.errors:
             raise RuntimeError(f"the training lifecycles failed: {dict(recorder.errors)}")

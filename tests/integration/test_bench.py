@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from slowave_graph.app import App
-from slowave_graph.bench import learning, report
-from slowave_graph.bench.datasets import load_locomo
-from slowave_graph.bench.retrieval import offtopic_probes, run
+from slowave_graph_lab.bench import learning, report
+from slowave_graph_lab.bench.datasets import load_locomo
+from slowave_graph_lab.bench.retrieval import offtopic_probes, run
 
 pytestmark = pytest.mark.neo4j
 

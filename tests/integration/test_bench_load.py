@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from slowave_graph.app import App
-from slowave_graph.bench import load, load_report, synthetic
+from slowave_graph.workload import synthetic
+from slowave_graph_lab.bench import load, load_report
 from tests.conftest import Neo4jTarget, free_port
 
 
@@ -103,7 +104,7 @@ async def test_the_lean_and_the_sdk_client_see_the_same_server(
 ) -> None:
     """The load generator's two clients drive the same lifecycle against a real server process:
     the lean one (JSON-RPC POSTs) reads the same envelopes the SDK's client does, errors included."""
-    from slowave_graph.bench.servers import server_fleet
+    from slowave_graph_lab.bench.servers import server_fleet
 
     plans = [synthetic.ScopePlan(scope, 0)]
     port = free_port()

@@ -6,8 +6,8 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App
-from slowave_graph.demo.lifecycle import run_demo
 from slowave_graph.mcp.server import build_server
+from slowave_graph_lab.demo.lifecycle import run_demo
 
 pytestmark = pytest.mark.neo4j
 

@@ -10,8 +10,8 @@ from slowave_graph.app import App
 from slowave_graph.cli import main
 from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.contract.remember import RememberRequest
-from slowave_graph.demo.data import CLAIMS, EVENTS, ONBOARDING
-from slowave_graph.demo.seed import DEMO_CLIENT, DemoScopeInUse, census, ensure_demo, summary
+from slowave_graph_lab.demo.data import CLAIMS, EVENTS, ONBOARDING
+from slowave_graph_lab.demo.seed import DEMO_CLIENT, DemoScopeInUse, census, ensure_demo, summary
 from tests.conftest import Neo4jTarget
 from tests.demo_helpers import DEMO_TASKS, shared_demo
 

@@ -20,7 +20,6 @@ from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.contract.activate import ActivateRequest
-from slowave_graph.demo import driver
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator import corrections, maintenance
 from slowave_graph.operator.audit import audit
@@ -31,6 +30,7 @@ from slowave_graph.operator.importer import read_export
 from slowave_graph.services import Services, generalisation
 from slowave_graph.services.context import ClientInfo
 from slowave_graph.services.generalisation import Generaliser
+from slowave_graph.workload import driver
 from tests.mcp_helpers import activate, call, ok, remember
 from tests.servers import CLIENT_INFO
 

@@ -1,12 +1,16 @@
-"""The package as a user installs it: the wheel and sdist that `python -m build` makes pass
-`twine check --strict`, and the wheel, installed into a fresh virtualenv with the runtime
-dependencies alone (no dev tools, no PyTorch), serves MCP against the suite's Neo4j."""
+"""The package as a user installs it: the wheels and sdists that `python -m build` makes of the
+server and of slowave-graph-lab pass `twine check --strict`; the server's wheel holds no benchmark,
+demo or notebook code and, installed into a fresh virtualenv with the runtime dependencies alone
+(no dev tools, no PyTorch), serves MCP against the suite's Neo4j and says which package a benchmark
+needs; with the lab's wheel installed beside it, a benchmark runs."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 import time
+import zipfile
 from pathlib import Path
 
 import httpx2
@@ -35,9 +39,23 @@ async def test_the_built_wheel_installs_into_a_fresh_virtualenv_and_serves(
     dist = tmp_path / "dist"
     # no isolation: hatchling is in the dev environment, so the build needs no download
     run(sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, ROOT)
+    run(sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, ROOT / "lab")
     built = sorted(p.name for p in dist.iterdir())
-    assert built == [f"slowave_graph-{__version__}-py3-none-any.whl", f"slowave_graph-{__version__}.tar.gz"]
+    assert built == [
+        f"slowave_graph-{__version__}-py3-none-any.whl",
+        f"slowave_graph-{__version__}.tar.gz",
+        f"slowave_graph_lab-{__version__}-py3-none-any.whl",
+        f"slowave_graph_lab-{__version__}.tar.gz",
+    ]
     assert "PASSED" in run(sys.executable, "-m", "twine", "check", "--strict", *dist.iterdir())
+    server_files = zipfile.ZipFile(dist / built[0]).namelist()
+    assert "slowave_graph/cypher/retrieval.cypher" in server_files
+    assert not [n for n in server_files if n.startswith(("slowave_graph/bench/", "slowave_graph/demo/"))]
+    assert "slowave_graph/explore/notebooks.py" not in server_files
+    with tarfile.open(dist / built[1]) as sdist:
+        assert not [n for n in sdist.getnames() if "/lab/" in n]
+    lab_files = zipfile.ZipFile(dist / built[2]).namelist()
+    assert "slowave_graph_lab/bench/consolidation_pairs/pairs_coding.jsonl" in lab_files
 
     venv = tmp_path / "venv"
     run(sys.executable, "-m", "venv", venv)
@@ -71,3 +89,10 @@ async def test_the_built_wheel_installs_into_a_fresh_virtualenv_and_serves(
         server.terminate()
         server.wait(timeout=60)
         log.close()
+
+    cli = [venv / "bin" / "slowave-graph"]
+    refused = subprocess.run([*cli, "bench", "consolidation"], capture_output=True, text=True, env=env)
+    assert refused.returncode == 2, refused
+    assert f"pip install slowave-graph-lab=={__version__}" in refused.stderr
+    run(*pip, dist / built[2])  # the lab beside the server: its benchmarks run
+    assert "| **all** |" in run(*cli, "bench", "consolidation", "--out", tmp_path / "bench", timeout=300)

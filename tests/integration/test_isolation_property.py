@@ -24,9 +24,9 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App
-from slowave_graph.bench.soak import scope_tag, tag_of, tagged
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator.audit import audit
+from slowave_graph_lab.bench.soak import scope_tag, tag_of, tagged
 from tests.mcp_helpers import call, commit_args, ok
 from tests.servers import CLIENT_INFO
 

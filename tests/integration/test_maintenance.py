@@ -17,7 +17,6 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App
-from slowave_graph.demo.driver import complete_feedback
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator import maintenance
 from slowave_graph.operator.bulk import import_memories
@@ -34,6 +33,7 @@ from slowave_graph.services import Services
 from slowave_graph.services.consolidation import SIMILAR_VERSION
 from slowave_graph.services.context import utcnow
 from slowave_graph.services.ranking import DEFAULT_POLICY, policy_for
+from slowave_graph.workload.driver import complete_feedback
 from tests.conftest import run_cli
 from tests.integration.test_concept_graph import LIMITS
 from tests.mcp_helpers import activate, call, ok, recall, remember

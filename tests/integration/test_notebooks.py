@@ -17,7 +17,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
 from slowave_graph.app import App
-from slowave_graph.explore.notebooks import SCOPE_ENV
+from slowave_graph_lab.notebooks import SCOPE_ENV
 from tests.conftest import Neo4jTarget
 from tests.demo_helpers import shared_demo
 

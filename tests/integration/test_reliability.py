@@ -1,6 +1,6 @@
 """Reliability under load, on a Neo4j of this module's own (it gets killed): two server processes
 with a bearer token, a Neo4j password and DEBUG logging, driven by the soak clients
-(slowave_graph/bench/soak.py; `slowave-graph soak` runs them longer and wider).
+(lab/slowave_graph_lab/bench/soak.py; `slowave-graph soak` runs them longer and wider).
 
 1. A CI-sized soak: 10 concurrent MCP clients on both servers, full lifecycles; then the audit and
    every acknowledged memory, feedback event and commit are checked.
@@ -28,11 +28,11 @@ import httpx2
 import pytest
 
 from slowave_graph.app import open_database
-from slowave_graph.bench.servers import ServerProcess, server_fleet, stop_server
-from slowave_graph.bench.soak import TOOLS, SoakConfig, SoakStats, run_clients, soak_scopes, verify
 from slowave_graph.config import Settings
 from slowave_graph.graph.database import Database
 from slowave_graph.neo4j_local.manager import ManagedNeo4j
+from slowave_graph_lab.bench.servers import ServerProcess, server_fleet, stop_server
+from slowave_graph_lab.bench.soak import TOOLS, SoakConfig, SoakStats, run_clients, soak_scopes, verify
 from tests.conftest import managed_neo4j_settings
 
 pytestmark = pytest.mark.neo4j

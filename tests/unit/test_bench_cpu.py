@@ -8,9 +8,9 @@ import subprocess
 import sys
 import time
 
-from slowave_graph.bench.cpu import CpuMeter, process_seconds
-from slowave_graph.bench.load import settled
-from slowave_graph.bench.load_report import cpu_per_call, warm_up
+from slowave_graph_lab.bench.cpu import CpuMeter, process_seconds
+from slowave_graph_lab.bench.load import settled
+from slowave_graph_lab.bench.load_report import cpu_per_call, warm_up
 
 
 def spin(seconds: float) -> None:

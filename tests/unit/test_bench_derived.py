@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from slowave_graph.bench import derived, synthetic
+from slowave_graph.workload import derived, synthetic
 
 DIM = 384
 

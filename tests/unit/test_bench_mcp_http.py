@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from slowave_graph.bench.mcp_http import McpHttpError, answer
+from slowave_graph_lab.bench.mcp_http import McpHttpError, answer
 
 MESSAGE = {"jsonrpc": "2.0", "id": 7, "result": {"structuredContent": {"ok": True, "data": {}}}}
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from slowave_graph.bench.datasets import evidence_ids, load_locomo, locomo_time
-from slowave_graph.bench.metrics import (
+from slowave_graph_lab.bench.datasets import evidence_ids, load_locomo, locomo_time
+from slowave_graph_lab.bench.metrics import (
     Ranked,
     any_hit_at,
     direct_only,
@@ -37,6 +37,12 @@ def test_ndcg_and_mrr() -> None:
     assert ndcg_at(r, 10) == pytest.approx(1 / 1.5849625, rel=1e-6)
     empty = ranked(gold={"a"})
     assert summarize([empty])["recall@5"] == 0.0 and summarize([empty])["empty_share"] == 1.0
+
+
+def test_recall_over_the_whole_catalog_reads_past_twenty() -> None:
+    deep = ranked(*({f"n{i}"} for i in range(25)), {"a"}, gold={"a", "b"})
+    stats = summarize([deep])
+    assert stats["recall@20"] == 0.0 and stats["recall@all"] == 0.5 and stats["mean_returned"] == 26
 
 
 def test_pathway_report_separates_direct_from_associated() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from slowave_graph.bench import synthetic
+from slowave_graph.workload import synthetic
 
 
 def test_scope_plan_is_skewed_and_exact() -> None:
@@ -35,7 +35,7 @@ def test_memories_are_deterministic_varied_and_resumable() -> None:
 def test_load_remembers_are_new_claims_even_from_a_repeated_seed() -> None:
     # A rerun of the load benchmark on the same database uses the same seeds; a remember that
     # repeats an earlier run's claim only reinforces it (no index writes): a cheaper call.
-    from slowave_graph.bench.load import remember_args
+    from slowave_graph.workload.lifecycle import remember_args
 
     first = [remember_args("project:x", "sess_1", random.Random("seq:project:x")) for _ in range(50)]
     again = [remember_args("project:x", "sess_1", random.Random("seq:project:x")) for _ in range(50)]

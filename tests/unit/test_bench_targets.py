@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slowave_graph.bench.load_report import markdown, sequential, targets
+from slowave_graph_lab.bench.load_report import markdown, sequential, targets
 
 
 def phase(clients: int, activate: tuple[float, float], recall: tuple[float, float]) -> dict[str, Any]:

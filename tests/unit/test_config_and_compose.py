@@ -80,7 +80,7 @@ def test_the_load_bench_hands_its_managed_neo4j_flags_to_the_server_under_test(
 ) -> None:
     """`bench load --neo4j-version 5.26.31 --bolt-port …` once started its server under test on
     the default version and port: a second, empty Neo4j that it then measured."""
-    from slowave_graph.bench.load import server_env
+    from slowave_graph_lab.bench.load import server_env
 
     monkeypatch.delenv("SLOWAVE_NEO4J_VERSION", raising=False)
     monkeypatch.delenv("SLOWAVE_NEO4J_BOLT_PORT", raising=False)

@@ -6,8 +6,8 @@ import pytest
 
 from slowave_graph.cli import build_parser
 from slowave_graph.commands import demo as demo_command
-from slowave_graph.demo.data import CLAIMS, EVENTS, ONBOARDING, REPLACEMENTS, ROUTINE
-from slowave_graph.demo.seed import MIN_TASKS, DemoScopeInvalid, check_scope, schedule
+from slowave_graph_lab.demo.data import CLAIMS, EVENTS, ONBOARDING, REPLACEMENTS, ROUTINE
+from slowave_graph_lab.demo.seed import MIN_TASKS, DemoScopeInvalid, check_scope, schedule
 
 TASKS = (*ONBOARDING, *ROUTINE, *EVENTS)
 

@@ -54,6 +54,8 @@ def summarize(results: Sequence[Ranked]) -> dict[str, float]:
         out[f"recall@{k}"] = statistics.fmean(recall_at(r, k) for r in results)
     for k in (1, 5, 10):
         out[f"any_hit@{k}"] = statistics.fmean(any_hit_at(r, k) for r in results)
+    # the whole catalog: what an agent paging to the end would read (relevant_total memories)
+    out["recall@all"] = statistics.fmean(recall_at(r, len(r.items)) for r in results)
     out["ndcg@10"] = statistics.fmean(ndcg_at(r, 10) for r in results)
     out["mrr"] = statistics.fmean(reciprocal_rank(r) for r in results)
     out["mean_returned"] = statistics.fmean(len(r.items) for r in results)

@@ -1,9 +1,9 @@
 """The agent's side of a task lifecycle over MCP, as a script drives it: activate → remember →
 recall → feedback on everything shown → commit.
 
-The demo, the benchmarks (load, conversations, soak) and the tests build their calls and read the
-answers with these; what a refusal means stays each caller's own (print it and stop, count it and
-go on, assert). Nothing here validates an answer beyond what its caller asks for: the load
+The JVM's training (``workload.lifecycle``), the demo, the benchmarks and the tests build their
+calls and read the answers with these; what a refusal means stays each caller's own (print it and
+stop, count it and go on, assert). Nothing here validates an answer beyond what its caller asks for: the load
 benchmark times every call, on the same cores as the server.
 """
 

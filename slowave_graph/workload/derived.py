@@ -27,8 +27,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from slowave_graph.bench.synthetic import SyntheticMemory
 from slowave_graph.embedding.embedder import Embedder, aembed_bulk
+from slowave_graph.workload.synthetic import SyntheticMemory
 
 SIGMA = 0.0115  # per dimension; for 384-d unit vectors the cosine to the base is ≈ 0.975
 

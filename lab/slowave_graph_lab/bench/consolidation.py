@@ -40,7 +40,7 @@ class Pair:
 
 def load_pairs() -> list[Pair]:
     """Every labelled pair shipped with the package, by domain (file name)."""
-    folder = resources.files("slowave_graph.bench") / "consolidation_pairs"
+    folder = resources.files("slowave_graph_lab.bench") / "consolidation_pairs"
     pairs = []
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".jsonl"):

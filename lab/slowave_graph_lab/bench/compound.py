@@ -23,12 +23,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from slowave_graph.bench.datasets import Query
-from slowave_graph.bench.metrics import Ranked, recall_at
 from slowave_graph.services.retrieval import Retriever, context_cue
+from slowave_graph_lab.bench.datasets import Query
+from slowave_graph_lab.bench.metrics import Ranked, recall_at
 
 if TYPE_CHECKING:
-    from slowave_graph.bench.retrieval import Corpus
+    from slowave_graph_lab.bench.retrieval import Corpus
 
 TASK = "I am writing up what we know for the user."
 LIST_HEADING = "Before the next session, look up:"

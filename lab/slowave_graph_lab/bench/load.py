@@ -16,29 +16,34 @@ import asyncio
 import os
 import random
 import secrets
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx2
 
 from slowave_graph import __version__
 from slowave_graph.app import App
-from slowave_graph.bench import servers, synthetic
-from slowave_graph.bench.cpu import CpuMeter
-from slowave_graph.bench.mcp_http import LeanClient
-from slowave_graph.bench.metrics import percentiles
 from slowave_graph.config import Settings
-from slowave_graph.demo import driver
-from slowave_graph.demo.driver import TOOLS, Recorder
-
-if TYPE_CHECKING:
-    from slowave_graph.operator.bulk import BulkRecord
+from slowave_graph.workload import driver, synthetic
+from slowave_graph.workload.driver import TOOLS, Recorder
+from slowave_graph.workload.fill import fill, scope_sizes
+from slowave_graph.workload.lifecycle import (
+    call,
+    commit_args,
+    honest_feedback,
+    lifecycle,
+    pick_scope,
+    remember_args,
+)
+from slowave_graph_lab.bench import servers
+from slowave_graph_lab.bench.cpu import CpuMeter
+from slowave_graph_lab.bench.mcp_http import LeanClient
+from slowave_graph_lab.bench.metrics import percentiles
 
 
 def ms(seconds: list[float]) -> dict[str, float]:
@@ -58,119 +63,6 @@ class LoadOptions:
     fill_vectors: str = "exact"  # or "derived" (bench.derived): the 1M figures use derived vectors
     warmup: int = 200  # at least these lifecycles before measuring a size, then until steady (warm_up)
     client: str = "raw"  # the load generator: the lean JSON-RPC client, or "sdk" (bench.mcp_http)
-
-
-# ------------------------------------------------------------------ fill
-
-
-async def scope_sizes(app: App, scopes: list[str]) -> dict[str, int]:
-    rows = await app.db.run_read("scope_memory_counts", scopes=scopes)
-    return {r["scope"]: int(r["memories"]) for r in rows}
-
-
-FILL_VECTORS = ("exact", "derived")
-
-
-class _LogProgress:
-    """Progress as a log line every ``every`` memories (a fill running under nohup has no tty)."""
-
-    def __init__(self, total: int, every: int = 50_000) -> None:
-        self.total, self.every, self.done, self.next = total, every, 0, every
-        self.started = time.perf_counter()
-
-    def update(self, n: int = 1) -> None:
-        self.done += n
-        if self.done >= self.next or self.done == self.total:
-            seconds = time.perf_counter() - self.started
-            print(
-                f"fill: {self.done:,}/{self.total:,} memories, {self.done / seconds:.0f}/s",
-                file=sys.stderr,
-                flush=True,
-            )
-            self.next += self.every
-
-    def close(self) -> None:
-        return None
-
-
-async def _derived_records(
-    derived: Any, todo: list[tuple[synthetic.ScopePlan, int]], seed: int, chunk: int = 500
-) -> AsyncIterator[BulkRecord]:
-    from slowave_graph.operator.bulk import BulkRecord
-
-    pending: list[synthetic.SyntheticMemory] = []
-
-    async def flush() -> list[BulkRecord]:
-        vectors = await derived.vectors(pending)
-        return [
-            BulkRecord(scope=m.scope, content=m.content, type=m.type, embedding=v)
-            for m, v in zip(pending, vectors, strict=True)
-        ]
-
-    for plan, start in todo:
-        for memory in synthetic.synthetic_memories(plan, seed, start):
-            pending.append(memory)
-            if len(pending) >= chunk:
-                for record in await flush():
-                    yield record
-                pending = []
-    if pending:
-        for record in await flush():
-            yield record
-
-
-async def fill(
-    app: App, total: int, seed: int, prefix: str, progress: bool = True, vectors: str = "exact"
-) -> dict[str, Any]:
-    """Tops the benchmark scopes up to ``total`` memories (idempotent: counts what is there).
-
-    ``vectors``: "exact" embeds every text (what a real import does); "derived" gives each memory
-    a vector derived from cached sentence embeddings (``bench.derived``: fast enough for 1M)."""
-    from slowave_graph.bench.derived import SIGMA, DerivedVectors, expected_cosine
-    from slowave_graph.operator.bulk import BulkResult, import_memories
-    from slowave_graph.operator.progress import Progress, bar
-
-    if vectors not in FILL_VECTORS:
-        raise ValueError(f"fill vectors must be one of {', '.join(FILL_VECTORS)}")
-    plans = synthetic.scope_plan(total, prefix)
-    have = await scope_sizes(app, [p.scope for p in plans])
-    todo = [(p, have.get(p.scope, 0)) for p in plans if have.get(p.scope, 0) < p.size]
-    count = sum(p.size - start for p, start in todo)
-    derived = DerivedVectors(app.embedder, seed)
-    started = time.perf_counter()
-    written: BulkResult | None = None
-    if count:
-        records: Any = (
-            [rec for p, start in todo for rec in synthetic.memories(p, seed, start=start)]
-            if vectors == "exact"
-            else _derived_records(derived, todo, seed)
-        )
-        tty = progress and sys.stderr.isatty()
-        with bar(count, f"fill {total:,}", unit="memories", enabled=tty) as shown:
-            meter: Progress = shown if tty else _LogProgress(count)
-            written = await import_memories(app, records, progress=meter)
-    seconds = time.perf_counter() - started
-    return {
-        "total": total,
-        "added": count,
-        "seconds": round(seconds, 2),
-        "per_second": round(count / seconds, 1) if count and seconds > 0 else None,
-        # the import's write transactions alone (the fill's rate also waits for its vectors)
-        "written_per_second": round(written.write_rate, 1) if written else None,
-        "vectors": vectors,
-        **(
-            {
-                "sigma": SIGMA,
-                "expected_cosine_to_base": round(expected_cosine(app.embedder.dimension), 4),
-                "sentences_embedded": derived.embedded,
-            }
-            if vectors == "derived"
-            else {}
-        ),
-        "scopes": len(plans),
-        "largest_scope": max(p.size for p in plans),
-        "smallest_scope": min(p.size for p in plans),
-    }
 
 
 # ------------------------------------------------------------------ the server under test
@@ -209,68 +101,6 @@ def neo4j_pid(bolt_port: int) -> int | None:
     except psutil.Error:
         return None
     return None
-
-
-# ------------------------------------------------------------------ clients
-
-
-async def _call(client: Any, rec: Recorder, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
-    try:
-        answer = await rec.call(client, tool, arguments)
-    except Exception as exc:  # transport failure: counted, the lifecycle stops
-        rec.errors[f"{tool}:{type(exc).__name__}"] += 1
-        return None
-    try:
-        return driver.data_of(tool, answer)
-    except driver.Refused as refused:
-        rec.errors[f"{tool}:{refused.code}"] += 1
-        return None
-
-
-def _feedback(result: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """Plausible honest feedback on everything a retrieval exposed."""
-    return driver.complete_feedback(result, lambda _: rng.choice(["used", "not_used", "irrelevant"]))
-
-
-def remember_args(scope: str, session: str, rng: random.Random) -> dict[str, Any]:
-    kind, content = synthetic.memory_text(rng)
-    # The tag keeps the claim new: remember matches an exact repeat and only reinforces it, which
-    # costs Neo4j no index writes. It comes from the OS, not from rng: a seeded tag repeated the
-    # previous run's claims on a reused database, whose remembers then ran at 75-105/s against
-    # ~50/s for new claims.
-    return driver.session_args(scope, session, type=kind, content=f"{content} ({secrets.token_hex(5)})")
-
-
-def commit_args(session: str, goal: str, outcome: str) -> dict[str, Any]:
-    unverified = {"status": "unverified", "summary": "synthetic", "evidence_refs": []}
-    return driver.commit_args(session, goal, outcome, "load benchmark lifecycle", unverified)
-
-
-async def lifecycle(client: Any, rec: Recorder, rng: random.Random, scope: str) -> bool:
-    task = synthetic.question(rng)
-    act = await _call(client, rec, "slowave_activate", driver.activate_args(scope, task))
-    if act is None:
-        return False
-    session = act["session_id"]
-    remembered = await _call(client, rec, "slowave_remember", remember_args(scope, session, rng))
-    found = await _call(
-        client, rec, "slowave_recall", driver.session_args(scope, session, query=synthetic.question(rng))
-    )
-    ok = remembered is not None and found is not None
-    for shown in (act, found):
-        # every retrieval gets its feedback, an empty one too (coverage "complete" closes it)
-        if shown is not None:
-            ok = await _call(client, rec, "slowave_feedback", _feedback(shown, rng)) is not None and ok
-    outcome = rng.choice(["success", "success", "partial", "failure"])
-    committed = await _call(client, rec, "slowave_commit", commit_args(session, task, outcome))
-    return ok and committed is not None
-
-
-def pick_scope(plans: list[synthetic.ScopePlan], rng: random.Random) -> str:
-    """Half the tasks in large scopes, a quarter each in medium and small ones."""
-    tier = rng.choices(["large", "medium", "small"], weights=[2, 1, 1])[0]
-    candidates = [p.scope for p in plans if f"-{tier}-" in p.scope] or [p.scope for p in plans]
-    return rng.choice(candidates)
 
 
 CLIENTS = ("raw", "sdk")
@@ -395,7 +225,7 @@ async def sequential_remembers(
     first = 0  # where the measured half's latencies start
     rng = random.Random(f"seq:{scope}")
     async with mcp_client(url, headers, "slowave-load-seq", client_kind) as client:
-        act = await _call(client, rec, "slowave_activate", driver.activate_args(scope, "store notes"))
+        act = await call(client, rec, "slowave_activate", driver.activate_args(scope, "store notes"))
         assert act is not None, f"activate failed: {dict(rec.errors)}"
         session = act["session_id"]
         for round_ in range(rounds):
@@ -403,10 +233,10 @@ async def sequential_remembers(
                 first = len(rec.latency["slowave_remember"])
             started = time.perf_counter()
             for _ in range(count):
-                await _call(client, rec, "slowave_remember", remember_args(scope, session, rng))
+                await call(client, rec, "slowave_remember", remember_args(scope, session, rng))
             seconds.append(time.perf_counter() - started)
-        await _call(client, rec, "slowave_feedback", _feedback(act, rng))
-        await _call(client, rec, "slowave_commit", commit_args(session, "store notes", "success"))
+        await call(client, rec, "slowave_feedback", honest_feedback(act, rng))
+        await call(client, rec, "slowave_commit", commit_args(session, "store notes", "success"))
     return {
         "count": count,
         "rounds": rounds,

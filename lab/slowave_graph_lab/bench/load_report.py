@@ -257,7 +257,7 @@ def _latency_table(result: dict[str, Any]) -> list[str]:
         *(
             [
                 "Filled with derived vectors (`--fill-vectors derived`): cached sentence embeddings "
-                "plus seeded noise per memory (see `slowave_graph/bench/derived.py`); queries are "
+                "plus seeded noise per memory (see `slowave_graph/workload/derived.py`); queries are "
                 "embedded for real.",
                 "",
             ]

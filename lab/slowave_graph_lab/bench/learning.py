@@ -17,11 +17,18 @@ from __future__ import annotations
 from typing import Any
 
 from slowave_graph.app import App
-from slowave_graph.bench.datasets import Dataset, Query
-from slowave_graph.bench.metrics import Ranked, by_category, pathway_report, summarize
-from slowave_graph.bench.retrieval import AgentSessions, Corpus, ingest, progress, ranked_items, retriever_for
 from slowave_graph.services.ranking import RankingPolicy
 from slowave_graph.services.retrieval import Retriever
+from slowave_graph_lab.bench.datasets import Dataset, Query
+from slowave_graph_lab.bench.metrics import Ranked, by_category, pathway_report, summarize
+from slowave_graph_lab.bench.retrieval import (
+    AgentSessions,
+    Corpus,
+    ingest,
+    progress,
+    ranked_items,
+    retriever_for,
+)
 
 
 async def _rank_all(

@@ -1,5 +1,5 @@
 """`slowave-graph demo run` (or plain `demo`): a scripted task lifecycle against a running server,
-printed step by step. (`demo seed` is slowave_graph.demo.seed.)
+printed step by step. (`demo seed` is slowave_graph_lab.demo.seed.)
 
 It is an MCP client like any agent: activate → remember → recall → feedback → commit, then a
 second task in the same scope that benefits from the first.
@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp import Client
 
-from slowave_graph.demo import driver
+from slowave_graph.workload import driver
 
 Printer = Callable[[str], None]
 

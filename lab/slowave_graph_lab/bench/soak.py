@@ -33,12 +33,12 @@ from typing import Any
 import httpx2
 
 from slowave_graph import __version__
-from slowave_graph.bench.metrics import percentiles
-from slowave_graph.bench.servers import server_env, server_fleet
 from slowave_graph.config import Settings
-from slowave_graph.demo import driver
-from slowave_graph.demo.driver import TOOLS, Recorder
 from slowave_graph.operator.audit import Acknowledged, Violation, audit, audit_acknowledged
+from slowave_graph.workload import driver
+from slowave_graph.workload.driver import TOOLS, Recorder
+from slowave_graph_lab.bench.metrics import percentiles
+from slowave_graph_lab.bench.servers import server_env, server_fleet
 
 # --------------------------------------------------------------------------- corpus
 

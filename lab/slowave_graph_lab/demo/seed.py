@@ -3,7 +3,7 @@
 Every step is a tool call's service (activate, remember, recall, feedback, commit — the code the
 MCP tools run), so what ends up in the graph — the ASSESSED ledger, salience, ASSOCIATED co-use
 edges, procedures with helped/harmed tallies, sessions, episodes, supersessions — is exactly what
-real use would leave. The agent's knowledge is scripted in `slowave_graph.demo.data`; what it is
+real use would leave. The agent's knowledge is scripted in `slowave_graph_lab.demo.data`; what it is
 shown is whatever retrieval returns, and it only gives feedback on that. The schedule (task order,
 variants, failures, noise in the feedback) is a pure function of the seed.
 """
@@ -26,9 +26,9 @@ from slowave_graph.contract.feedback import FeedbackRequest, FeedbackResult
 from slowave_graph.contract.recall import RecallRequest
 from slowave_graph.contract.remember import RememberBatchResult, RememberRequest
 from slowave_graph.contract.retrieval import MemoryItem
-from slowave_graph.demo.data import CLAIMS, EVENTS, ONBOARDING, ROUTINE, Claim, ProcedureSpec, Task
 from slowave_graph.graph.database import Database
 from slowave_graph.services.context import ClientInfo
+from slowave_graph_lab.demo.data import CLAIMS, EVENTS, ONBOARDING, ROUTINE, Claim, ProcedureSpec, Task
 
 DEFAULT_SCOPE = "demo:harbor"
 DEFAULT_TASKS = 30

@@ -36,9 +36,9 @@ from mcp.types import Implementation
 from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.contract.activate import ActivateRequest
-from slowave_graph.demo import driver
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services.context import ClientInfo, utcnow
+from slowave_graph.workload import driver
 
 TARGET_SHARE = 0.90
 CLIENT = Implementation(name="slowave-bench-transfer", version=__version__)
@@ -60,7 +60,7 @@ class Scenario:
 
 
 def load_scenario() -> Scenario:
-    raw = json.loads((resources.files("slowave_graph.bench") / "transfer_scenario.json").read_text())
+    raw = json.loads((resources.files("slowave_graph_lab.bench") / "transfer_scenario.json").read_text())
     return Scenario(
         [Lesson(**x) for x in raw["lessons"]],
         {k: list(v) for k, v in raw["scopes"].items()},

@@ -13,24 +13,24 @@ from importlib import resources
 from typing import Any
 
 from slowave_graph.app import App
-from slowave_graph.bench import compound as bench_compound
-from slowave_graph.bench.datasets import Dataset, Doc, Query
-from slowave_graph.bench.metrics import Ranked, by_category, percentiles, summarize
 from slowave_graph.contract.activate import ActivateRequest, ActivateResult
 from slowave_graph.contract.feedback import FeedbackRequest
 from slowave_graph.contract.recall import RecallRequest, RecallResult
 from slowave_graph.contract.remember import RememberBatchResult, RememberRequest
-from slowave_graph.demo.driver import complete_feedback
 from slowave_graph.services.context import ClientInfo
 from slowave_graph.services.ranking import RankingPolicy
 from slowave_graph.services.retrieval import RecallService, Retriever
+from slowave_graph.workload.driver import complete_feedback
+from slowave_graph_lab.bench import compound as bench_compound
+from slowave_graph_lab.bench.datasets import Dataset, Doc, Query
+from slowave_graph_lab.bench.metrics import Ranked, by_category, percentiles, summarize
 
 BATCH = 100
 BENCH_CLIENT = ClientInfo(name="slowave-graph-bench", version="1")
 
 
 def offtopic_probes() -> list[str]:
-    text = (resources.files("slowave_graph.bench") / "offtopic_probes.txt").read_text()
+    text = (resources.files("slowave_graph_lab.bench") / "offtopic_probes.txt").read_text()
     return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 

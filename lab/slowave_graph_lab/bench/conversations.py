@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from slowave_graph.bench.load import lifecycle, ms
-from slowave_graph.bench.servers import server_env, stdio_params
 from slowave_graph.config import Settings
-from slowave_graph.demo.driver import TOOLS, Recorder
 from slowave_graph.neo4j_local.lease import ManagedLease
 from slowave_graph.neo4j_local.manager import free_port
+from slowave_graph.workload.driver import TOOLS, Recorder
+from slowave_graph.workload.lifecycle import lifecycle
+from slowave_graph_lab.bench.load import ms
+from slowave_graph_lab.bench.servers import server_env, stdio_params
 
 SCOPE = "project:bench-conversations"
 SHOWN = ("slowave_activate", "slowave_recall", "slowave_remember")

@@ -1,6 +1,6 @@
 # ruff: noqa: E501  (tables of claims and tasks read best one entry per line)
 """The demo dataset: the memory of a software project ("Harbor", a web shop) and the agent tasks
-that build and use it. Pure data; `slowave_graph.demo.seed` plays it through the services.
+that build and use it. Pure data; `slowave_graph_lab.demo.seed` plays it through the services.
 
 Claims are grouped by topic so the association graph learned from co-use has communities; a few
 tasks cross topics (a release touches CI and payments, a key rotation touches auth and deploys) so

@@ -28,7 +28,7 @@ TASKS_ENV = "SLOWAVE_DEMO_TASKS"
 
 
 def demo_scope() -> str:
-    from slowave_graph.demo.seed import DEFAULT_SCOPE
+    from slowave_graph_lab.demo.seed import DEFAULT_SCOPE
 
     return os.environ.get(SCOPE_ENV, "").strip() or DEFAULT_SCOPE
 
@@ -113,7 +113,7 @@ def ensure_demo(graph: Graph, scope: str, settings: Settings | None = None) -> d
     Seeding loads the embedding model and runs the real services (tens of seconds); it runs on a
     worker thread with its own event loop, because Jupyter already runs one on the main thread.
     """
-    from slowave_graph.demo.seed import (
+    from slowave_graph_lab.demo.seed import (
         DEFAULT_TASKS,
         DEMO_CONTENTS,
         DemoScopeInUse,

@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from slowave_graph.bench import compound
+from slowave_graph_lab.bench import compound
 
-METRICS = ("recall@1", "recall@5", "recall@10", "recall@20", "any_hit@5", "ndcg@10", "mrr", "mean_returned")
+METRICS = (
+    "recall@1", "recall@5", "recall@10", "recall@20", "recall@all", "any_hit@5", "ndcg@10", "mrr",
+    "mean_returned",
+)  # fmt: skip
 
 
 def markdown(result: dict[str, Any]) -> str:
