@@ -53,6 +53,12 @@ class RankingPolicy:
     margin: float = 4.0
     lexical_weight: float = 3.3
     context_floor: float = 2.9
+    # the catalog's tail (worth_reading): the first catalog_head direct hits per need asked stay;
+    # beyond them a hit stays when its score lies within catalog_gap of the best score among the
+    # hits answering the same need. Qualified is not the same as worth paging to: without this a
+    # single LoCoMo question counted ~52 memories relevant (docs/retrieval.md, "The catalog's size")
+    catalog_head: int = 10
+    catalog_gap: float = 9.0
     # order: z + bm25_weight * BM25/best-BM25 + salience prior + experience + time
     #        + walk_weight * (the concept walk, standardised over the pool)
     #        + association_weight * (learned co-use from the best direct hits)
@@ -487,6 +493,32 @@ def _fuse_and_qualify(
             "z": z, "bm25": lexical, "prior": prior, "experience": learned, "time": timely, "graph": graph,
         }  # fmt: skip
     return fused, qualified
+
+
+def worth_reading(
+    direct: Sequence[Candidate], asked: Sequence[int], policy: RankingPolicy = DEFAULT_POLICY
+) -> list[Candidate]:
+    """The direct hits worth paging to, in their order: the catalog's head — the first
+    ``catalog_head`` hits per need asked, in the order an agent reads them (``by_need``) — and,
+    beyond it, the hits whose score lies within ``catalog_gap`` of the best score among the hits
+    answering the same need (for a hit that answers no need by itself — a neighbour or an
+    experience hit — the best of all). The head is what the first pages show, so recall at those
+    depths is untouched; what goes is the tail far below each need's best."""
+    head_size = policy.catalog_head * max(1, len(asked))
+    if len(direct) <= head_size:
+        return list(direct)
+    head = {c.id for c in by_need(direct, asked)[:head_size]}
+    top = max(c.score for c in direct)
+    best: dict[int, float] = {}
+    for cand in direct:
+        for need in cand.answers:
+            best[need] = max(best.get(need, -math.inf), cand.score)
+
+    def near(cand: Candidate) -> bool:
+        bar = min((best[need] for need in cand.answers), default=top)
+        return cand.score >= bar - policy.catalog_gap
+
+    return [c for c in direct if c.id in head or near(c)]
 
 
 def by_need(memories: Sequence[Candidate], asked: Sequence[int]) -> list[Candidate]:

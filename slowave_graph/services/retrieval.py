@@ -59,6 +59,7 @@ from slowave_graph.services.ranking import (
     suppressed,
     walk_of,
     walk_seeds,
+    worth_reading,
 )
 from slowave_graph.services.text import normalise_claim
 
@@ -308,6 +309,7 @@ class Retriever:
         direct = admit_direct(pool, cue_terms, around.neighbours, policy, learned, dated, baselines, walk)
         if foreign:
             direct = _travelled(direct, foreign)
+        direct = worth_reading(direct, cues.asked, policy)
         associated = admit_associated(direct, walk, around.associations, policy, baselines, pool)
         procedures = rank_procedures(procedure_rows, policy, baselines)
         memories = direct + associated

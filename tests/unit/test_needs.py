@@ -3,8 +3,10 @@ pure logic, no model, no database."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from slowave_graph.services.needs import MAX_NEEDS, split_needs
-from slowave_graph.services.ranking import Candidate, by_need
+from slowave_graph.services.ranking import DEFAULT_POLICY, Candidate, by_need, worth_reading
 
 
 def test_each_question_of_one_sentence_is_a_need() -> None:
@@ -103,3 +105,33 @@ def test_prose_and_dialogue_are_one_ask_and_lists_are_several() -> None:
         "where are rate limits enforced?",
         "which endpoints must be exempt?",
     ]
+
+
+def _hit(memory_id: str, score: float, answers: dict[int, float] | None = None) -> Candidate:
+    cand = Candidate(memory_id, memory_id, "fact", answers=answers if answers is not None else {0: 5.0})
+    cand.score = score
+    return cand
+
+
+def test_the_catalog_keeps_its_head_and_the_tail_near_each_needs_best() -> None:
+    policy = replace(DEFAULT_POLICY, catalog_head=2, catalog_gap=3.0)
+    ranked = [_hit("m1", 20.0), _hit("m2", 12.0), _hit("m3", 17.5), _hit("m4", 16.9), _hit("m5", 17.0, {})]
+    # the head (the first two, however far below) stays; beyond it only what lies within 3 of the best
+    assert [c.id for c in worth_reading(ranked, [0], policy)] == ["m1", "m2", "m3", "m5"]
+    assert worth_reading(ranked[:2], [0], policy) == ranked[:2]  # nothing beyond the head
+
+    # two needs: the head is two per need, and each tail hit is judged against its own need's best
+    two = [
+        _hit("a1", 20.0, {0: 7.0}),
+        _hit("a2", 19.0, {0: 6.0}),
+        _hit("a3", 18.0, {0: 5.0}),
+        _hit("a4", 15.0, {0: 4.0}),  # 5 below need 0's best: cut
+        _hit("b1", 11.0, {1: 7.0}),
+        _hit("b2", 10.0, {1: 6.0}),
+        _hit("b3", 9.0, {1: 5.0}),  # 2 below need 1's best, though 11 below the catalog's: kept
+        _hit("b4", 7.0, {1: 4.0}),  # 4 below need 1's best: cut
+    ]
+    kept = [c.id for c in worth_reading(two, [0, 1], policy)]
+    assert kept == ["a1", "a2", "a3", "b1", "b2", "b3"]
+    # with one need asked the head is two; need 1's hits are then judged against their own best too
+    assert [c.id for c in worth_reading(two, [0], policy)] == ["a1", "a2", "a3", "b1", "b2", "b3"]
