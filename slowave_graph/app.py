@@ -15,6 +15,7 @@ from neo4j.exceptions import AuthError, Neo4jError
 
 from slowave_graph.config import Settings
 from slowave_graph.embedding.embedder import DEFAULT_MODEL, Embedder, load_embedder
+from slowave_graph.embedding.endpoint import EndpointConfig
 from slowave_graph.graph.database import Database, DatabaseUnavailable
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
@@ -99,10 +100,16 @@ async def open_database(settings: Settings) -> AsyncIterator[Database]:
             await asyncio.to_thread(lease.release)
 
 
-async def database_embedder(db: Database, configured: str | None, loaded: Embedder | None = None) -> Embedder:
+async def database_embedder(
+    db: Database,
+    configured: str | None,
+    loaded: Embedder | None = None,
+    endpoint: EndpointConfig | None = None,
+) -> Embedder:
     """The embedding model for this database: the configured one (``ensure_schema`` refuses a
     mismatch); unset, the model its memories were embedded with, or the default on a new database.
-    ``loaded``: a model already loaded, used when it is the one."""
+    ``loaded``: a model already loaded, used when it is the one; ``endpoint``: where an
+    ``openai:<model>`` is asked."""
     name = configured
     if name is None:
         stored = await db.run_read("embedding_space_get")
@@ -112,7 +119,7 @@ async def database_embedder(db: Database, configured: str | None, loaded: Embedd
     if configured is None:
         log.info("the database's memories were embedded with %s: loading it", name)
     try:
-        return await asyncio.to_thread(load_embedder, name)
+        return await asyncio.to_thread(load_embedder, name, endpoint)
     except ValueError as exc:  # a stored local model directory, say, that is not on this machine
         if configured is not None:
             raise
@@ -132,7 +139,11 @@ async def open_app(
     # the model loads while Neo4j starts: the configured one, or the default a database most
     # likely holds (another is loaded once the database says so)
     loading = (
-        asyncio.create_task(asyncio.to_thread(load_embedder, settings.embedding_model or DEFAULT_MODEL))
+        asyncio.create_task(
+            asyncio.to_thread(
+                load_embedder, settings.embedding_model or DEFAULT_MODEL, settings.embedding_endpoint
+            )
+        )
         if embedder is None
         else None
     )
@@ -142,7 +153,9 @@ async def open_app(
                 model = embedder
             else:
                 assert loading is not None
-                model = await database_embedder(db, settings.embedding_model, await loading)
+                model = await database_embedder(
+                    db, settings.embedding_model, await loading, settings.embedding_endpoint
+                )
             await ensure_schema(db, model.model_name, model.dimension)
             repo = GraphRepository(db, idle_timeout=settings.session_idle_timeout)
             indexer = ExperienceIndexer(repo)

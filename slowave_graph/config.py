@@ -11,11 +11,14 @@ import os
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from slowave_graph.embedding.endpoint import EndpointConfig
 
 # How much of the memory graph retrieval uses (services/ranking.py RankingPolicy.graph), each level
 # adding to the one before: vector and full-text only; the walk over shared concepts; episodic
@@ -183,11 +186,53 @@ class Settings(BaseSettings):
         description="Embedding model: all-MiniLM-L6-v2-fused-q8 (bundled, offline, ONNX Runtime, "
         "int8 arithmetic in fused transformer operators), all-MiniLM-L6-v2-q8 (int8 arithmetic, "
         "unfused: ~15-35 % more time per text), all-MiniLM-L6-v2-int8 (float arithmetic: about twice "
-        "the CPU per text), all-MiniLM-L6-v2 (the float model, sentence-transformers), or a local "
-        "sentence-transformers model directory. Unset: the model the database's memories were "
+        "the CPU per text), all-MiniLM-L6-v2 (the float model, sentence-transformers), a local "
+        "sentence-transformers model directory, or openai:<model> from an OpenAI-compatible "
+        "endpoint (SLOWAVE_EMBEDDING_BASE_URL). Unset: the model the database's memories were "
         "embedded with, and all-MiniLM-L6-v2-fused-q8 for a new database. Changing a database's "
         "model needs `slowave-graph reembed`.",
         validation_alias="SLOWAVE_EMBEDDING_MODEL",
+    )
+    embedding_base_url: str = Field(
+        "https://api.openai.com/v1",
+        description="Base URL of the OpenAI-compatible embeddings endpoint an openai:<model> is asked "
+        "at ({base}/embeddings): OpenAI, Azure OpenAI, Ollama (http://127.0.0.1:11434/v1), vLLM, "
+        "Text Embeddings Inference, LM Studio, llama.cpp's server.",
+        validation_alias="SLOWAVE_EMBEDDING_BASE_URL",
+    )
+    embedding_api_key_env: str = Field(
+        "OPENAI_API_KEY",
+        description="Name of the environment variable that holds the endpoint's API key (the key "
+        "itself is never a setting, stored or logged); empty or unset variable: no key sent.",
+        validation_alias="SLOWAVE_EMBEDDING_API_KEY_ENV",
+    )
+    embedding_dimensions: int | None = Field(
+        None,
+        ge=1,
+        description="Ask the endpoint for vectors of this size (models trained for shortening, e.g. "
+        "text-embedding-3-*); unset: the model's own size.",
+        validation_alias="SLOWAVE_EMBEDDING_DIMENSIONS",
+    )
+    embedding_batch_size: int = Field(
+        64,
+        ge=1,
+        le=2048,
+        description="Texts per request to the embeddings endpoint.",
+        validation_alias="SLOWAVE_EMBEDDING_BATCH_SIZE",
+    )
+    embedding_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds one request to the embeddings endpoint may take.",
+        validation_alias="SLOWAVE_EMBEDDING_TIMEOUT",
+    )
+    embedding_retries: int = Field(
+        4,
+        ge=0,
+        le=20,
+        description="Retries of a request to the embeddings endpoint that timed out, could not connect "
+        "or was answered 408, 409, 429 or 5xx (jittered exponential backoff, at most 20 s apart).",
+        validation_alias="SLOWAVE_EMBEDDING_RETRIES",
     )
     candidate_k: int = Field(
         50,
@@ -264,7 +309,9 @@ class Settings(BaseSettings):
         "INFO", description="Log level (logs go to stderr).", validation_alias="SLOWAVE_LOG_LEVEL"
     )
 
-    @field_validator("neo4j_uri", "neo4j_password", "auth_token", "java_home", mode="before")
+    @field_validator(
+        "neo4j_uri", "neo4j_password", "auth_token", "java_home", "embedding_dimensions", mode="before"
+    )
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
@@ -272,6 +319,20 @@ class Settings(BaseSettings):
     @property
     def tokens_path(self) -> Path:
         return self.tokens_file or self.data_dir / "tokens.json"
+
+    @property
+    def embedding_endpoint(self) -> EndpointConfig:
+        """Where an openai:<model> is asked (embedding/endpoint.py)."""
+        from slowave_graph.embedding.endpoint import EndpointConfig
+
+        return EndpointConfig(
+            base_url=self.embedding_base_url,
+            api_key_env=self.embedding_api_key_env,
+            dimensions=self.embedding_dimensions,
+            batch_size=self.embedding_batch_size,
+            timeout=self.embedding_timeout,
+            retries=self.embedding_retries,
+        )
 
     @property
     def managed(self) -> bool:

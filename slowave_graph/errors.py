@@ -88,6 +88,18 @@ def unavailable(detail: str, *, outcome_unknown: bool = False) -> ServiceError:
     )
 
 
+def embedding_unavailable(detail: str, *, retryable: bool) -> ServiceError:
+    """The embedding endpoint failed or refused (embedding/endpoint.py). Texts are embedded before
+    the call's transaction, so nothing was written."""
+    then = "retry shortly" if retryable else "its configuration needs a look (the server's log says why)"
+    return ServiceError(
+        ErrorCode.unavailable,
+        f"the embedding model's endpoint did not answer usably; nothing was written — {then}",
+        retryable=retryable,
+        detail=detail[:300],
+    )
+
+
 def incomplete_feedback(outstanding: list[dict[str, Any]]) -> ServiceError:
     """commit refused: exposed targets still lack feedback (retry after slowave_feedback)."""
     count = sum(len(o["memory_ids"]) + len(o["procedure_ids"]) for o in outstanding)

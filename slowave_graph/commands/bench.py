@@ -186,7 +186,9 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
         from slowave_graph.embedding.embedder import DEFAULT_MODEL, load_embedder
         from slowave_graph_lab.bench import consolidation
 
-        embedder = await asyncio.to_thread(load_embedder, settings.embedding_model or DEFAULT_MODEL)
+        embedder = await asyncio.to_thread(
+            load_embedder, settings.embedding_model or DEFAULT_MODEL, settings.embedding_endpoint
+        )
         judged = await consolidation.run(embedder)
         _write_report(Path(args.out), "consolidation", judged, consolidation.markdown(judged))
         return

@@ -148,7 +148,7 @@ async def _prepared_database(
     from slowave_graph.graph.schema import ensure_schema
 
     if reembed:
-        embedder = await database_embedder(db, settings.embedding_model)
+        embedder = await database_embedder(db, settings.embedding_model, endpoint=settings.embedding_endpoint)
         await ensure_schema(db, embedder.model_name, embedder.dimension)
         return embedder
     found = await db.run_read("embedding_space_get")
@@ -268,7 +268,7 @@ def _reembed(args: argparse.Namespace, settings: Settings) -> int:
         from slowave_graph.operator.progress import bar
         from slowave_graph.operator.reembed import reembed
 
-        embedder = await asyncio.to_thread(load_embedder, args.model)
+        embedder = await asyncio.to_thread(load_embedder, args.model, settings.embedding_endpoint)
         async with open_database(settings) as db:
             totals = (await db.run_read("export_totals"))[0]
             total = int(totals["Memory"]) + int(totals["Procedure"]) + int(totals["Retrieval"])

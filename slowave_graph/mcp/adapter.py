@@ -32,7 +32,8 @@ from mcp.types import (
 from pydantic import BaseModel, ValidationError
 
 from slowave_graph.contract.common import ErrorBody, ErrorCode, FieldError
-from slowave_graph.errors import ServiceError, from_store, timed_out, unavailable
+from slowave_graph.embedding.endpoint import EndpointError
+from slowave_graph.errors import ServiceError, embedding_unavailable, from_store, timed_out, unavailable
 from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.graph.errors import StoreRefusal
 from slowave_graph.mcp.tokens import allowed
@@ -342,6 +343,9 @@ async def _answer(
         return envelope_result(_failure(from_store(exc).body()))
     except DatabaseUnavailable as exc:
         return envelope_result(_failure(unavailable(str(exc), outcome_unknown=exc.outcome_unknown).body()))
+    except EndpointError as exc:
+        log.warning("tool %s: %s", name, exc)
+        return envelope_result(_failure(embedding_unavailable(str(exc), retryable=exc.retryable).body()))
     except Exception:
         return internal_failure(name)
     return envelope_result({"ok": True, "data": data.model_dump(mode="json", exclude_none=True)})

@@ -3,6 +3,7 @@ so they run against a Neo4j of their own, started for this module and stopped af
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -14,17 +15,22 @@ from mcp import Client
 from slowave_graph.app import App, database_embedder, open_app
 from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.embedding.embedder import DEFAULT_MODEL, Embedder
+from slowave_graph.embedding.endpoint import EndpointConfig, EndpointEmbedder
 from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
 from slowave_graph.mcp.server import build_server
+from slowave_graph.operator.audit import audit
 from slowave_graph.operator.backup import backup, restore
 from slowave_graph.operator.bulk import import_memories
 from slowave_graph.operator.importer import read_export
 from slowave_graph.operator.reembed import reembed
 from slowave_graph.services import Services
 from slowave_graph.services.context import ClientInfo
+from slowave_graph.workload import driver
 from tests.conformance import DEPLOY_PROCEDURE
 from tests.conftest import Neo4jTarget, managed_neo4j_settings, private_neo4j
-from tests.mcp_helpers import activate, commit, settle
+from tests.embedding_stub import KEY as STUB_KEY
+from tests.embedding_stub import embedding_stub
+from tests.mcp_helpers import activate, call, commit, error, remember, settle
 
 pytestmark = pytest.mark.neo4j
 
@@ -155,3 +161,55 @@ async def test_reembed_backup_restore(private_app: App, tmp_path: Path) -> None:
         await database_embedder(app.db, None)
     with_other = Services.build(app.repo, other)
     assert await first_hit(app, "How long are backups kept?", with_other) == CLAIMS[3]
+
+
+async def test_a_store_moves_onto_an_endpoint_model_and_follows_it(
+    private_app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """reembed moves the store onto a model behind an OpenAI-compatible endpoint (the local stub);
+    retrieval works on it, and a server with no model configured loads it from the stored name."""
+    app = private_app
+    monkeypatch.setenv("STUB_EMBEDDING_KEY", STUB_KEY)
+    with embedding_stub(dimension=96) as stub:
+        endpoint = EndpointConfig(base_url=stub.url, api_key_env="STUB_EMBEDDING_KEY", dimensions=80)
+        remote = EndpointEmbedder("openai:stub-embed", endpoint)
+        moved = await reembed(app.db, remote)
+        assert (moved["model"], moved["dimension"], moved["vector_index_rebuilt"]) == (
+            "openai:stub-embed@80",
+            80,
+            True,
+        )
+        assert {len(v) for v in (await vectors(app)).values()} == {80}
+        report = await audit(app.db)  # the whole store, after reembed and the restore before it
+        assert report.ok, report
+        assert (
+            await first_hit(app, "How long are backups kept?", Services.build(app.repo, remote)) == CLAIMS[3]
+        )
+        followed = await database_embedder(app.db, None, endpoint=EndpointConfig(base_url=stub.url))
+        assert isinstance(followed, EndpointEmbedder) and followed.model_name == "openai:stub-embed@80"
+        with pytest.raises(EmbeddingMismatch, match="set SLOWAVE_EMBEDDING_MODEL=openai:stub-embed@80"):
+            await ensure_schema(app.db, DEFAULT_MODEL, 384)
+
+        # served over MCP: an endpoint that fails is a retryable `unavailable`, and nothing is written
+        served = dataclasses.replace(app, embedder=remote, services=Services.build(app.repo, remote))
+        async with Client(build_server(served)) as client:
+            started = await activate(client, SCOPE, "Note what the build needs")
+            session = started["session_id"]
+            await remember(client, SCOPE, session, "The build needs Java 21")
+            stub.fail_next = [503] * 10  # more than the retries
+            args = driver.session_args(
+                SCOPE, session, content="The build cache lives on the NAS", type="fact"
+            )
+            failed = error(await call(client, "slowave_remember", args), "unavailable")
+            assert failed["retryable"] is True and "nothing was written" in failed["message"]
+            stub.fail_next = []
+            monkeypatch.setenv("STUB_EMBEDDING_KEY", "sk-revoked-key-000")
+            refused = error(await call(client, "slowave_remember", args), "unavailable")
+            assert refused["retryable"] is False and "sk-revoked-key-000" not in str(refused)
+        found, _, _ = await app.db.driver.execute_query(
+            "MATCH (m:Memory {scope: $scope}) RETURN m.content AS content",
+            scope=SCOPE,
+            database_=app.db.database,
+        )
+        stored = [r["content"] for r in found]
+        assert "The build needs Java 21" in stored and "The build cache lives on the NAS" not in stored
