@@ -181,6 +181,9 @@ async def open_app(
                     keeping = maintenance.keep_current(app, settings.maintenance_interval, first_delay=60.0)
                     upkeep.append(asyncio.create_task(keeping))
                 yield app
+                # the lessons feedback asked to judge (services/generalisation.py), within a bound
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(services.generaliser.idle(), timeout=30)
             finally:
                 for task in upkeep:
                     task.cancel()

@@ -292,7 +292,7 @@ class FeedbackService:
             now=self.clock(),
         )
         plan = planned[0]
-        await self._generalise(plan)
+        self._generalise(plan)
         coverage = written.coverage
         rejected = list(plan.rejections)
         # complete is achieved when a complete declaration covers every exposure (now or earlier);
@@ -320,20 +320,16 @@ class FeedbackService:
             applied=_applied(written.learning, plan.neutral, written.retired),
         )
 
-    async def _generalise(self, plan: _Plan) -> None:
-        """The lessons of the memories this call assessed, judged again from the ledger. The
-        feedback is recorded whatever happens here: a failure is logged, and the maintenance
-        pass judges every lesson again later."""
+    def _generalise(self, plan: _Plan) -> None:
+        """The lessons of the memories this call assessed, judged again from the ledger once the
+        call has answered (``Generaliser.judge_soon``)."""
         assessed = sorted({
             str(e["target_id"]) for e in plan.events
             if e["target_kind"] == "memory" and e["properties"].get("status") == "accepted"
         })  # fmt: skip
         if self.generaliser is None or not self.generaliser.enabled or not assessed:
             return  # off: the maintenance pass clears what travelled before
-        try:
-            await self.generaliser.recompute(assessed, self.clock())
-        except Exception:  # the feedback is committed: never answer it with an error from here
-            log.warning("lessons of %s not judged again (the maintenance pass will)", assessed, exc_info=True)
+        self.generaliser.judge_soon(assessed, self.clock)
 
 
 def _applied(learning: list[LearningChange], neutral: list[str], retired: list[str]) -> Applied:

@@ -44,6 +44,8 @@ recomputations racing each other leave the later writer's view until the next on
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -57,6 +59,8 @@ from slowave_graph.services import consolidation
 from slowave_graph.services.calibration import scale_for
 from slowave_graph.services.context import LOCAL_PRINCIPAL, UNRESTRICTED_PRINCIPALS
 from slowave_graph.services.text import lucene_query, scope_token, split_scope
+
+log = logging.getLogger(__name__)
 
 ACTIVE_DAYS = 90
 FOREIGN_WEIGHT = 0.70
@@ -208,6 +212,32 @@ class Generaliser:
         self.embedder = embedder
         self.enabled = enabled
         self._active: tuple[float, dict[str, int]] | None = None
+        self._waiting: set[str] = set()
+        self._worker: asyncio.Task[None] | None = None
+
+    def judge_soon(self, memory_ids: Iterable[str], clock: Callable[[], datetime]) -> None:
+        """Judge these memories' lessons again, after the caller has answered. Feedback does not
+        wait for it: the judging searches other scopes and runs the same-lesson judge (most of a
+        feedback call's time when it was inline). One worker judges what has gathered, so calls
+        that come close together are judged together, in order; what a crash loses, the
+        maintenance pass judges again."""
+        self._waiting.update(memory_ids)
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._judge_waiting(clock))
+
+    async def _judge_waiting(self, clock: Callable[[], datetime]) -> None:
+        while self._waiting:
+            ids = sorted(self._waiting)
+            self._waiting.clear()
+            try:
+                await self.recompute(ids, clock())
+            except Exception:  # the feedback is committed; the maintenance pass judges again
+                log.warning("lessons of %s not judged again (the maintenance pass will)", ids, exc_info=True)
+
+    async def idle(self) -> None:
+        """Returns once every judging asked for so far is done (a server closing, a test)."""
+        while self._worker is not None and not self._worker.done():
+            await asyncio.shield(self._worker)
 
     async def active_scopes(self, now: datetime) -> dict[str, int]:
         cached = self._active

@@ -70,15 +70,16 @@ def kind() -> str:
     return f"r{uuid.uuid4().hex[:10]}"
 
 
-async def validate(client: Client, scope: str, lesson: str, task: str) -> dict[str, Any]:
-    """A session that is shown the lesson and says it helped (everything else not used); what it
-    was shown."""
+async def validate(app: App, client: Client, scope: str, lesson: str, task: str) -> dict[str, Any]:
+    """A session that is shown the lesson and says it helped (everything else not used), once the
+    lesson has been judged again after it; what it was shown."""
     shown = await activate(client, scope, task)
     ids = {m["memory_id"]: m for m in shown["memories"]}
     used = [i for i, m in ids.items() if m["content"] == lesson]
     assert used, shown["memories"]
     feedback = driver.complete_feedback(shown, lambda m: "used" if m["content"] == lesson else "not_used")
     ok(await call(client, "slowave_feedback", feedback))
+    await app.services.generaliser.idle()  # feedback answers first; the judging follows it
     return shown
 
 
@@ -91,7 +92,7 @@ async def learned(app: App, t: Texts, a: str, b: str) -> str:
         second = await activate(client, b, "Note how the tests run")
         await remember(client, b, second["session_id"], t.b, "lesson")
         for scope, text in ((a, t.a), (b, t.b), (b, t.b)):
-            await validate(client, scope, text, t.task)
+            await validate(app, client, scope, text, t.task)
     return lesson
 
 
@@ -104,7 +105,7 @@ async def travelled(app: App) -> tuple[tuple[str, str, str], str, Texts]:
     a, b, c = f"{k}:alpha", f"{k}:beta", f"{k}:gamma"
     lesson = await learned(app, t, a, b)
     async with Client(build_server(app), client_info=CLIENT_INFO) as client:
-        await validate(client, c, t.a, t.task)
+        await validate(app, client, c, t.a, t.task)
     return (a, b, c), lesson, t
 
 
@@ -136,11 +137,11 @@ async def test_a_lesson_validated_in_two_scopes_reaches_a_third_and_is_taken_bac
         second = await activate(client, b, "Note how the tests run")
         await remember(client, b, second["session_id"], t.b, "lesson")
 
-        await validate(client, a, t.a, t.task)
+        await validate(app, client, a, t.a, t.task)
         assert await stage(app, lesson) == (None, [])  # one scope: nothing travels
-        await validate(client, b, t.b, t.task)
+        await validate(app, client, b, t.b, t.task)
         assert (await stage(app, lesson))[0] is None  # two scopes, two sessions: not yet
-        retracted = await validate(client, b, t.b, t.task)
+        retracted = await validate(app, client, b, t.b, t.task)
         # the oldest member travels, with the evidence of both scopes
         assert await stage(app, lesson) == (1, [(a, 1), (b, 2)])
 
@@ -155,8 +156,10 @@ async def test_a_lesson_validated_in_two_scopes_reaches_a_third_and_is_taken_bac
         # resubmitting changes nothing; a later not_used on one validating retrieval takes it back
         again = driver.complete_feedback(retracted, lambda m: "used" if m["content"] == t.b else "not_used")
         ok(await call(client, "slowave_feedback", again))
+        await app.services.generaliser.idle()
         assert await stage(app, lesson) == (1, [(a, 1), (b, 2)])
         ok(await call(client, "slowave_feedback", driver.complete_feedback(retracted, "not_used")))
+        await app.services.generaliser.idle()
         assert await stage(app, lesson) == (None, [(a, 1), (b, 1)])  # the evidence left: too little
         assert lesson not in {m["memory_id"] for m in await shown_in(client, c, t.task)}
     report = await audit(app.db, [a, b, c, d])

@@ -3,9 +3,12 @@ per session, and the thresholds of each stage."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
-from slowave_graph.services.generalisation import ScopeEvidence, stage_of, validations
+from slowave_graph.services.generalisation import Generaliser, Lesson, ScopeEvidence, stage_of, validations
 
 
 def member(memory_id: str, *rows: tuple[str, str, int]) -> dict[str, Any]:
@@ -73,3 +76,37 @@ def test_a_lesson_travels_only_on_evidence_a_limited_token_alone_cannot_give() -
         [by("tok_a", ("project:a", "s1", 1)), by("tok_b", ("project:b", "s2", 1), ("project:b", "s3", 1))]
     )
     assert stage_of("project", two, active) == 1
+
+
+class Recording(Generaliser):
+    """A generaliser whose judging only records what it was asked (and can fail once)."""
+
+    def __init__(self) -> None:
+        super().__init__(db=None, embedder=None)  # type: ignore[arg-type]  # recompute never reads them
+        self.judged: list[list[str]] = []
+        self.fail_next = False
+
+    async def recompute(self, memory_ids: Iterable[str], now: datetime) -> list[Lesson]:
+        await asyncio.sleep(0.01)
+        self.judged.append(list(memory_ids))
+        if self.fail_next:
+            self.fail_next = False
+            raise RuntimeError("the database went away")
+        return []
+
+
+async def test_feedback_asks_for_judging_that_follows_its_answer_together_and_in_order() -> None:
+    judge = Recording()
+    clock = lambda: datetime(2026, 1, 1, tzinfo=UTC)  # noqa: E731
+    judge.judge_soon(["m2", "m1"], clock)
+    judge.judge_soon(["m3"], clock)  # asked while the first is waiting: judged with it
+    assert judge.judged == []  # nothing judged inside the caller's call
+    await judge.idle()
+    assert judge.judged == [["m1", "m2", "m3"]]
+    judge.fail_next = True
+    judge.judge_soon(["m4"], clock)
+    await asyncio.sleep(0)  # the worker starts on m4 and fails; what comes next is still judged
+    judge.judge_soon(["m5"], clock)
+    await judge.idle()
+    assert judge.judged[1:] == [["m4"], ["m5"]]
+    await judge.idle()  # nothing waiting: returns at once

@@ -257,6 +257,7 @@ async def _task(
         return "used" if m["content"] in lesson.wordings or mine else "not_used"
 
     await _call(client, "slowave_feedback", driver.complete_feedback(shown, assess))
+    await app.services.generaliser.idle()  # the lesson judged again, as before the agent's next task
     granted = ClientInfo(name="bench-transfer-granted", scopes=(scope,))
     request = ActivateRequest.model_validate(driver.activate_args(scope, lesson.task))
     alone = await app.services.activation.activate(request, granted)
