@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 
@@ -70,24 +69,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _configure_logging(level: str) -> None:
-    # stderr only: on the stdio transport stdout carries JSON-RPC and nothing else.
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    for noisy in (
-        "neo4j",
-        "httpx",
-        "httpx2",
-        "sentence_transformers",
-        "mcp.server.lowlevel",
-        "uvicorn.access",
-    ):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -95,7 +76,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         print(f"slowave-graph: bad configuration: {exc}", file=sys.stderr)
         return 2
-    _configure_logging(settings.log_level)
+    from slowave_graph import logs
+
+    logs.configure(
+        settings.log_level,
+        settings.log_file,
+        settings.log_max_bytes,
+        settings.log_backups,
+        settings.log_format,
+    )
 
     from slowave_graph.graph.database import DatabaseUnavailable
     from slowave_graph.graph.schema import EmbeddingMismatch

@@ -306,11 +306,43 @@ class Settings(BaseSettings):
         validation_alias="SLOWAVE_TOOL_TIMEOUT",
     )
     log_level: str = Field(
-        "INFO", description="Log level (logs go to stderr).", validation_alias="SLOWAVE_LOG_LEVEL"
+        "INFO",
+        description="Log level: DEBUG adds each Neo4j statement of a tool call, tagged with its request id.",
+        validation_alias="SLOWAVE_LOG_LEVEL",
+    )
+    log_file: Path | None = Field(
+        None,
+        description="Also write the log to this file, rotated by size (stderr keeps it too; stdout "
+        "never carries it).",
+        validation_alias="SLOWAVE_LOG_FILE",
+    )
+    log_max_bytes: int = Field(
+        10 * 2**20,
+        ge=1024,
+        description="Size at which the log file is rotated.",
+        validation_alias="SLOWAVE_LOG_MAX_BYTES",
+    )
+    log_backups: int = Field(
+        5,
+        ge=0,
+        le=100,
+        description="Rotated log files kept beside the current one.",
+        validation_alias="SLOWAVE_LOG_BACKUPS",
+    )
+    log_format: Literal["text", "json"] = Field(
+        "text",
+        description="One line per record: text, or json (time, level, logger, message, request_id, tool).",
+        validation_alias="SLOWAVE_LOG_FORMAT",
     )
 
     @field_validator(
-        "neo4j_uri", "neo4j_password", "auth_token", "java_home", "embedding_dimensions", mode="before"
+        "neo4j_uri",
+        "neo4j_password",
+        "auth_token",
+        "java_home",
+        "embedding_dimensions",
+        "log_file",
+        mode="before",
     )
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextvars
 import gc
+import logging
 import random
+import secrets
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PARTS = ("embed", "neo4j")
+
+log = logging.getLogger(__name__)
 
 
 def now() -> float:
@@ -35,6 +39,9 @@ class CallTimer:
     embed + neo4j - overlap + python is the whole call."""
 
     started: float = field(default_factory=lambda: now())  # looked up per call: tests replace now
+    tool: str = ""
+    # what every log record of the call carries (logs.py), its Neo4j statements' included
+    request_id: str = field(default_factory=lambda: "req_" + secrets.token_hex(5))
     parts: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PARTS, 0.0))
     overlap: float = 0.0
     python: float = 0.0
@@ -94,6 +101,12 @@ def measure(part: str, statement: str | None = None) -> Iterator[None]:
             if statement is not None:
                 elapsed = now() - started
                 timer.statements[statement] = timer.statements.get(statement, 0.0) + elapsed
+                log.debug("neo4j %s %.1f ms", statement, elapsed * 1000)
+
+
+def current_call() -> CallTimer | None:
+    """The tool call this code runs for, if any (its request id and tool name tag log records)."""
+    return _current.get()
 
 
 def call_started() -> float:
@@ -122,15 +135,15 @@ def calls_in_flight() -> int:
 @contextmanager
 def tool_call(metrics: ToolMetrics | None, tool: str) -> Iterator[CallTimer]:
     global _in_flight
-    timer = CallTimer()
+    timer = CallTimer(tool=tool)
     token = _current.set(timer)
     _in_flight += 1  # tool calls start and end on the event loop; other threads only read it
     try:
         yield timer
     finally:
         _in_flight -= 1
-        _current.reset(token)
         total = timer.finish()
+        _current.reset(token)
         if metrics is not None:
             metrics.record(tool, timer, total)
 

@@ -38,7 +38,7 @@ from slowave_graph.graph.database import DatabaseUnavailable
 from slowave_graph.graph.errors import StoreRefusal
 from slowave_graph.mcp.tokens import allowed
 from slowave_graph.services.context import LOCAL_PRINCIPAL, ClientInfo
-from slowave_graph.telemetry import ToolMetrics, tool_call
+from slowave_graph.telemetry import CallTimer, ToolMetrics, now, tool_call
 
 log = logging.getLogger(__name__)
 
@@ -285,12 +285,15 @@ def make_tool(
     ``timeout`` seconds answers ``unavailable`` instead of waiting on the database for ever."""
 
     async def call(arguments: dict[str, Any], ctx: RequestContext) -> CallToolResult:
-        with tool_call(metrics, name):
+        with tool_call(metrics, name) as timer:
             admitted = _admitted(request_model, arguments, ctx)
             if isinstance(admitted, CallToolResult):
-                return admitted
-            request, client = admitted
-            return await _answer(name, handler, request, client, timeout)
+                answer = admitted
+            else:
+                request, client = admitted
+                answer = await _answer(name, handler, request, client, timeout)
+            _log_call(name, timer, answer)
+            return answer
 
     definition = Tool(
         name=name,
@@ -321,6 +324,25 @@ def _admitted(
         refusal = FieldError(path="scope", message=f"scope {scope!r} is not granted to this token")
         return envelope_result(_failure(invalid_arguments([refusal])))
     return request, client
+
+
+def _log_call(name: str, timer: CallTimer, answer: CallToolResult) -> None:
+    """One line per tool call (the access log of the tools): outcome, time and its parts. The
+    request id the log records carry ties it to its Neo4j statements (DEBUG) and any warning."""
+    if not log.isEnabledFor(logging.INFO):
+        return
+    content = answer.structured_content or {}
+    error = content.get("error") if isinstance(content, dict) else None
+    outcome = "ok" if content.get("ok") else str((error or {}).get("code", "error"))
+    log.info(
+        "%s %s %.1f ms (embed %.1f, neo4j %.1f ms in %d transactions)",
+        name,
+        outcome,
+        (now() - timer.started) * 1000,
+        timer.parts.get("embed", 0.0) * 1000,
+        timer.parts.get("neo4j", 0.0) * 1000,
+        timer.transactions,
+    )
 
 
 async def _answer(
