@@ -183,7 +183,7 @@ async def open_app(
                 yield app
                 # the lessons feedback asked to judge (services/generalisation.py), within a bound
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(services.generaliser.idle(), timeout=30)
+                    await asyncio.wait_for(services.generaliser.idle(), timeout=10)
             finally:
                 for task in upkeep:
                     task.cancel()

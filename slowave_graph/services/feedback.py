@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,8 +39,6 @@ from slowave_graph.graph.rows import (
 )
 from slowave_graph.services.context import ClientInfo, utcnow
 from slowave_graph.services.generalisation import Generaliser
-
-log = logging.getLogger(__name__)
 
 NEUTRAL_MEMORY = {"not_used", "unassessable", "irrelevant", "already_known"}
 # the form of a memory id (cypher/memory.cypher mints sch_<n>)
