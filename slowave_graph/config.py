@@ -305,6 +305,14 @@ class Settings(BaseSettings):
         "read timeout, so without it a call could wait forever. Keep it above the 20 s retry budget.",
         validation_alias="SLOWAVE_TOOL_TIMEOUT",
     )
+    backup_keep: int = Field(
+        7,
+        ge=1,
+        le=1000,
+        description="Backups `backup --dir` keeps (the newest; the scheduled backup of `slowave-graph "
+        "service` writes one a day).",
+        validation_alias="SLOWAVE_BACKUP_KEEP",
+    )
     log_level: str = Field(
         "INFO",
         description="Log level: DEBUG adds each Neo4j statement of a tool call, tagged with its request id.",

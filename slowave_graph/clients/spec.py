@@ -11,6 +11,7 @@ import dataclasses
 import os
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -85,16 +86,22 @@ _LAUNCHES = re.compile(r'^exec "(?P<venv>.+)/bin/slowave-graph" "\$@"$', re.MULT
 
 
 def stdio_command(launcher: Path = LAUNCHER) -> tuple[str, tuple[str, ...]]:
-    """The absolute command a client spawns: make serve's launcher when it runs this installation
-    (its path survives a dependency change, the virtualenv's does not), else this installation's
-    console script, else ``python -m``."""
+    """The absolute command a client spawns (``command_prefix``), serving stdio."""
+    command, *args = command_prefix(launcher)
+    return command, (*args, "serve", "--transport", "stdio")
+
+
+def command_prefix(launcher: Path = LAUNCHER) -> list[str]:
+    """How another program (a client, a user service) runs this installation: make serve's
+    launcher when it runs this installation (its path survives a dependency change, the
+    virtualenv's does not), else this installation's console script, else ``python -m``."""
     launcher = launcher.expanduser()
     if _launches(launcher, Path(sys.prefix)):
-        return str(launcher), ("serve", "--transport", "stdio")
+        return [str(launcher)]
     script = Path(sys.executable).parent / "slowave-graph"
     if script.is_file():
-        return str(script), ("serve", "--transport", "stdio")
-    return sys.executable, ("-m", "slowave_graph", "serve", "--transport", "stdio")
+        return [str(script)]
+    return [sys.executable, "-m", "slowave_graph"]
 
 
 def _launches(launcher: Path, prefix: Path) -> bool:
@@ -113,16 +120,22 @@ def _launches(launcher: Path, prefix: Path) -> bool:
 
 
 def stdio_env(settings: Settings) -> tuple[dict[str, str], tuple[Secret, ...]]:
-    """Environment for a spawned server: every setting that differs from its default (from the
-    environment or a CLI flag), so the client's server uses the same Neo4j and data as this shell.
+    """Environment for a spawned stdio server (``settings_env`` without the HTTP settings)."""
+    return settings_env(settings, skip=_HTTP_ONLY)
+
+
+def settings_env(settings: Settings, skip: Iterable[str] = ()) -> tuple[dict[str, str], tuple[Secret, ...]]:
+    """Environment for a server another program starts: every setting that differs from its
+    default (from the environment or a CLI flag), so it uses the same Neo4j and data as this shell.
     Secret settings come back apart, as variables the client passes on. The managed Neo4j's
     generated password is not among them: the server reads it from its data directory itself."""
     defaults = Settings.from_env({})
     names = Settings.env_names()
     env: dict[str, str] = {}
     secrets: list[Secret] = []
+    skipped = set(skip)
     for name, var in names.items():
-        if name in _HTTP_ONLY:
+        if name in skipped:
             continue
         value = getattr(settings, name)
         if value == getattr(defaults, name) or value is None:

@@ -44,6 +44,7 @@ COMMAND_MODULES: list[str] = [
     "maintain",
     "memory",
     "token",
+    "service",
 ]
 
 

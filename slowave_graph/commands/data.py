@@ -56,7 +56,16 @@ def _register_export_import(sub: Any, common: Common) -> None:
 
 def _register_backup_restore(sub: Any, common: Common) -> None:
     backup = sub.add_parser("backup", help="full export with counts and checksum, checked after writing")
-    backup.add_argument("--out", required=True, help="the backup file to write")
+    where = backup.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", help="the backup file to write")
+    where.add_argument(
+        "--dir",
+        help="write slowave-graph-<UTC time>.jsonl into this directory and keep only the newest "
+        "--keep of them (what the scheduled backup of `slowave-graph service` runs)",
+    )
+    backup.add_argument(
+        "--keep", type=int, default=None, help="with --dir: backups kept (default SLOWAVE_BACKUP_KEEP, 7)"
+    )
     common(backup)
     backup.set_defaults(handler=_backup)
 
@@ -227,13 +236,17 @@ def _bulk(args: argparse.Namespace, settings: Settings, path: Path) -> int:
 def _backup(args: argparse.Namespace, settings: Settings) -> int:
     async def work() -> dict[str, Any]:
         from slowave_graph.app import open_database
-        from slowave_graph.operator.backup import backup
+        from slowave_graph.operator.backup import backup, backup_into
         from slowave_graph.operator.progress import bar
 
         started = time.perf_counter()
         async with open_database(settings) as db:
             with bar(None, "backup") as progress:
-                result = await backup(db, Path(args.out), progress)
+                if args.dir:
+                    keep = args.keep if args.keep is not None else settings.backup_keep
+                    result = await backup_into(db, Path(args.dir).expanduser(), keep, progress)
+                else:
+                    result = await backup(db, Path(args.out), progress)
         return {**result, "seconds": round(time.perf_counter() - started, 3)}
 
     return _run(work)

@@ -238,4 +238,7 @@ def _closing_notes(
             "and run setup again with --token-env SLOWAVE_CLIENT_TOKEN"
         )
     if spec.transport == "http" and not dry_run:
-        print(f"clients connect to {spec.url}: keep `slowave-graph serve` running")
+        print(
+            f"clients connect to {spec.url}: keep `slowave-graph serve` running, or run it as a "
+            "service (at login, restarted on failure, with a daily backup): `slowave-graph service install`"
+        )

@@ -9,6 +9,8 @@ type and the checksum with the ones recorded in the backup.
 
 from __future__ import annotations
 
+import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,43 @@ async def backup(db: Database, path: Path, progress: Progress | None = None) -> 
         summary = await export_graph(db, out, None, progress)
     read_export(path)  # the file on disk is complete and intact
     return {"file": str(path), "bytes": path.stat().st_size, **summary}
+
+
+# what `backup --dir` names its files; rotation only ever deletes files of this form
+ROTATED_PREFIX = "slowave-graph-"
+ROTATED_SUFFIX = ".jsonl"
+
+
+async def backup_into(
+    db: Database, directory: Path, keep: int, progress: Progress | None = None, now: datetime | None = None
+) -> dict[str, Any]:
+    """A backup into ``directory`` named by its time (UTC), then only the newest ``keep`` of this
+    form kept. The file is written under a temporary name and renamed once checked, so a backup cut
+    short never counts as one (nor pushes a good one out)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    final = directory / f"{ROTATED_PREFIX}{stamp}{ROTATED_SUFFIX}"
+    partial = final.with_name(final.name + ".partial")
+    try:
+        result = await backup(db, partial, progress)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, final)
+    removed = rotate(directory, keep)
+    return {**result, "file": str(final), "removed": [str(p) for p in removed]}
+
+
+def rotate(directory: Path, keep: int) -> list[Path]:
+    """Deletes all but the newest ``keep`` backups `backup --dir` wrote here; returns them."""
+    made = sorted(
+        (p for p in directory.glob(f"{ROTATED_PREFIX}*{ROTATED_SUFFIX}") if p.is_file()),
+        key=lambda p: p.name,  # the names sort by time
+    )
+    old = made[: max(0, len(made) - max(1, keep))]
+    for path in old:
+        path.unlink()
+    return old
 
 
 async def restore(
