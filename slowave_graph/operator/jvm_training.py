@@ -10,6 +10,7 @@ classes during training. Everything runs on a throwaway store; nothing touches t
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import Callable
 
@@ -49,8 +50,15 @@ async def _lifecycles(settings: Settings) -> None:
         plans = synthetic.scope_plan(TRAINING_MEMORIES, "training")
         rng = random.Random(TRAINING_SEED)
         recorder = lifecycle.Recorder()
-        async with Client(build_server(app)) as client:
-            for _ in range(TRAINING_LIFECYCLES):
-                await lifecycle.lifecycle(client, recorder, rng, lifecycle.pick_scope(plans, rng))
+        # the training's tool calls are not the user's: no per-call log lines from them
+        calls = logging.getLogger("slowave_graph.mcp.adapter")
+        level = calls.level
+        calls.setLevel(logging.WARNING)
+        try:
+            async with Client(build_server(app)) as client:
+                for _ in range(TRAINING_LIFECYCLES):
+                    await lifecycle.lifecycle(client, recorder, rng, lifecycle.pick_scope(plans, rng))
+        finally:
+            calls.setLevel(level)
         if recorder.errors:
             raise RuntimeError(f"the training lifecycles failed: {dict(recorder.errors)}")
