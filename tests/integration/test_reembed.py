@@ -14,8 +14,9 @@ from mcp import Client
 
 from slowave_graph.app import App, database_embedder, open_app
 from slowave_graph.contract.activate import ActivateRequest
-from slowave_graph.embedding.embedder import DEFAULT_MODEL, Embedder
+from slowave_graph.embedding.embedder import DEFAULT_MODEL, MULTILINGUAL_MODEL, Embedder
 from slowave_graph.embedding.endpoint import EndpointConfig, EndpointEmbedder
+from slowave_graph.embedding.multilingual import MultilingualE5Embedder
 from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator.audit import audit
@@ -213,3 +214,36 @@ async def test_a_store_moves_onto_an_endpoint_model_and_follows_it(
         )
         stored = [r["content"] for r in found]
         assert "The build needs Java 21" in stored and "The build cache lives on the NAS" not in stored
+
+
+async def test_a_store_moves_onto_the_multilingual_model_and_answers_other_languages(
+    private_app: App,
+) -> None:
+    """On multilingual-e5-small an English instruction is found by the same question asked in
+    Italian, German, French, Spanish or Portuguese; a server with no model configured follows the
+    store onto it."""
+    multilingual = MultilingualE5Embedder()
+    moved = await reembed(private_app.db, multilingual)
+    assert (moved["model"], moved["dimension"], moved["vector_index_rebuilt"]) == (
+        MULTILINGUAL_MODEL,
+        384,
+        True,
+    )
+    app = dataclasses.replace(
+        private_app, embedder=multilingual, services=Services.build(private_app.repo, multilingual)
+    )
+    instruction = "Always run the database migrations before deploying the API."
+    await import_memories(app, [{"scope": SCOPE, "content": instruction, "type": "instruction"}])
+    for question in (
+        "Cosa bisogna fare prima di distribuire l'API?",
+        "Was muss vor dem Deployment der API passieren?",
+        "Que faut-il faire avant de déployer l'API ?",
+        "¿Qué hay que hacer antes de desplegar la API?",
+        "O que deve ser feito antes de implantar a API?",
+    ):
+        assert await first_hit(app, question, app.services) == instruction, question
+    assert await first_hit(app, "Per quanto tempo vengono conservati i backup?", app.services) == CLAIMS[3]
+    followed = await database_embedder(app.db, None)
+    assert isinstance(followed, MultilingualE5Embedder)
+    report = await audit(app.db)
+    assert report.ok, report

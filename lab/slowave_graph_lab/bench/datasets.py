@@ -121,3 +121,25 @@ def load_madial(directory: Path) -> Dataset:
             Query("madial-en", "\n".join(turns), gold, f"user-{rec.get('user-id')}", qid=str(n))
         )
     return ds
+
+
+CROSSLINGUAL = Path(__file__).with_name("crosslingual") / "claims.jsonl"
+
+
+def load_crosslingual(path: Path = CROSSLINGUAL) -> Dataset:
+    """Claims in one language, questions about them in others (``crosslingual/README.md``); each
+    question's category is ``<claim language>→<question language>``. Claims without questions are
+    the distractors every question is ranked against."""
+    ds = Dataset("crosslingual")
+    docs = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        docs.append(Doc(rec["id"], rec["claim"]))
+        for lang, question in rec.get("questions", {}).items():
+            ds.queries.append(
+                Query("claims", question, {rec["id"]}, f"{rec['lang']}→{lang}", qid=f"{rec['id']}:{lang}")
+            )
+    ds.corpora["claims"] = docs
+    return ds
