@@ -1,8 +1,10 @@
 """`slowave-graph demo run|seed`.
 
-run (also plain `slowave-graph demo`): a scripted two-task lifecycle against a running HTTP server.
+run (also plain `slowave-graph demo`): a scripted two-task lifecycle against a running HTTP server,
+in a fresh demo:xxxxxx scope (forgotten afterwards with --cleanup).
 seed: a realistic demo memory built by simulated agents through the services, for notebooks and
 Cypher exploration (see slowave_graph_lab.demo.seed).
+cleanup: forget the scopes of kind demo that runs and seeds left (a dry run without --yes).
 """
 
 from __future__ import annotations
@@ -15,12 +17,18 @@ import sys
 from slowave_graph import __version__
 from slowave_graph.commands import Common, lab_missing, needs_lab
 from slowave_graph.config import Settings
+from slowave_graph.contract.common import is_demo_scope
 
 
-def _run_options(parser: argparse.ArgumentParser) -> None:
+def _run_options(parser: argparse.ArgumentParser, common: Common) -> None:
     parser.add_argument("--url", help="MCP endpoint (default http://SLOWAVE_HTTP_HOST:SLOWAVE_HTTP_PORT/mcp)")
     parser.add_argument("--scope", help="scope to use (default: a fresh demo:xxxxxx)")
-    parser.add_argument("--log-level", help="DEBUG, INFO, WARNING …")
+    parser.add_argument(
+        "--cleanup",
+        action="store_true",
+        help="forget the demo's scope when it is done (reaches Neo4j with the settings, as `forget` does)",
+    )
+    common(parser)  # where Neo4j is, for --cleanup
 
 
 def _tasks(value: str) -> int:
@@ -40,12 +48,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
         help="a scripted lifecycle against a running server (run), or a demo memory to explore (seed)",
         description="Without an action: `run`.",
     )
-    _run_options(demo)
+    _run_options(demo, common)
     demo.set_defaults(handler=run)
     actions = demo.add_subparsers(dest="demo_action", metavar="ACTION")
 
     run_parser = actions.add_parser("run", help="a scripted two-task lifecycle against a running HTTP server")
-    _run_options(run_parser)
+    _run_options(run_parser, common)
     run_parser.set_defaults(handler=run)
 
     seed_parser = actions.add_parser(
@@ -65,13 +73,81 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: C
     common(seed_parser)
     seed_parser.set_defaults(handler=seed)
 
+    cleanup_parser = actions.add_parser(
+        "cleanup",
+        help="forget every scope of kind demo (what demo runs and seeds left); a dry run without --yes",
+    )
+    cleanup_parser.add_argument("--yes", action="store_true", help="forget them (otherwise only list them)")
+    cleanup_parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    common(cleanup_parser)
+    cleanup_parser.set_defaults(handler=cleanup)
+
 
 @needs_lab("demo")
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    return asyncio.run(_run(settings, args.url, args.scope))
+    from slowave_graph_lab.demo.lifecycle import new_demo_scope
+
+    scope = args.scope or new_demo_scope()
+    failed = asyncio.run(_run(settings, args.url, scope))
+    if not args.cleanup:
+        print(
+            f"\nThe demo's memories stay in {scope} (the dashboard marks it as a demo scope); "
+            f"`slowave-graph forget --scope {scope} --yes` removes them, `slowave-graph demo cleanup --yes` "
+            "every demo scope."
+        )
+        return failed
+    try:
+        forgotten = asyncio.run(_forget([scope], settings))
+    except Exception as exc:  # the demo's own outcome stands; say how to finish the cleanup
+        print(
+            f"could not forget {scope}: {exc!r}; run `slowave-graph forget --scope {scope} --yes`",
+            file=sys.stderr,
+        )
+        return 1
+    if forgotten:
+        print(f"\nforgot {scope}")
+    return failed
 
 
-async def _run(settings: Settings, url: str | None, scope: str | None) -> int:
+async def _forget(scopes: list[str], settings: Settings) -> list[str]:
+    """Forget each scope that exists; returns those forgotten."""
+    from slowave_graph.app import open_database
+    from slowave_graph.operator.forget import UnknownTarget, forget
+
+    done = []
+    async with open_database(settings) as db:
+        for scope in scopes:
+            try:
+                await forget(db, scope=scope)
+            except UnknownTarget:  # a run that failed before its first write
+                continue
+            done.append(scope)
+    return done
+
+
+def cleanup(args: argparse.Namespace, settings: Settings) -> int:
+    from slowave_graph.app import open_database
+
+    async def demo_scopes() -> list[str]:
+        async with open_database(settings) as db:
+            return [
+                str(r["scope"]) for r in await db.run_read("export_scopes") if is_demo_scope(str(r["scope"]))
+            ]
+
+    scopes = asyncio.run(demo_scopes())
+    forgotten = asyncio.run(_forget(scopes, settings)) if args.yes and scopes else []
+    if args.json:
+        print(json.dumps({"demo_scopes": scopes, "forgotten": forgotten}, indent=2))
+    elif not scopes:
+        print("no demo scopes")
+    elif args.yes:
+        print("forgot " + ", ".join(forgotten))
+    else:
+        print("demo scopes (forget them with --yes): " + ", ".join(scopes))
+    return 0
+
+
+async def _run(settings: Settings, url: str | None, scope: str) -> int:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client

@@ -52,6 +52,13 @@ NonBlankItem = Annotated[str, StringConstraints(min_length=1, max_length=1_000),
 
 
 SCOPE_PATTERN = r"^[^:]*[^:\s]:[\s\S]*\S"
+# The kind of the scopes `slowave-graph demo` writes to: the dashboard marks them, `demo cleanup`
+# removes them.
+DEMO_SCOPE_KIND = "demo"
+
+
+def is_demo_scope(scope: str) -> bool:
+    return scope.partition(":")[0] == DEMO_SCOPE_KIND
 
 
 def _scope(value: str) -> str:

@@ -31,6 +31,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from slowave_graph import __version__
+from slowave_graph.contract.common import is_demo_scope
 from slowave_graph.dashboard import data
 from slowave_graph.dashboard.graph_svg import layout
 from slowave_graph.graph.database import Database
@@ -73,6 +74,7 @@ def _environment() -> Environment:
     env.filters["q"] = lambda value: quote(str(value), safe="")
     env.filters["pct"] = lambda value: "" if value is None else f"{float(value):.2f}"
     env.globals["version"] = __version__
+    env.tests["demo_scope"] = is_demo_scope  # {% if scope is demo_scope %}
     return env
 
 

@@ -5,7 +5,9 @@ Bolt port also speaks Bolt over WebSocket, which is all Neo4j Browser needs besi
 files. Those come from Maven Central (``org.neo4j.client:neo4j-browser``; 5.24.0 is the newest
 published there, later Browsers ship only inside Neo4j's server distribution), fetched once into
 the cache and served from this process on 127.0.0.1. Logging in is Neo4j's own: user ``neo4j``
-and the managed password, which this module never prints unless asked.
+and the managed password, which this module never prints unless asked. That user can write
+(``WRITE_RIGHTS``); the managed Neo4j hands the Browser a style that captions nodes with their text
+(``manager.browser_style``).
 """
 
 from __future__ import annotations
@@ -102,5 +104,13 @@ def login_hint(settings: Settings, password_file: Path | None) -> str:
     return f"log in as user {settings.neo4j_user} with the password {where} (--show-password prints it)"
 
 
+# Community Edition has one user and no roles, so the Browser's session can write.
+WRITE_RIGHTS = (
+    "this login can write: Neo4j Community has one user and no read-only role. A statement that "
+    "creates, changes or deletes runs as typed, past the services' checks; `slowave-graph cypher "
+    "query` is the read-only way in, and `slowave-graph audit` checks the store after a manual change"
+)
+
+
 def describe(url: str, bolt_uri: str, hint: str) -> str:
-    return json.dumps({"browser": url, "bolt": bolt_uri, "login": hint}, indent=2)
+    return json.dumps({"browser": url, "bolt": bolt_uri, "login": hint, "access": WRITE_RIGHTS}, indent=2)

@@ -65,6 +65,13 @@ _JVM_FLAGS = [
 ]
 
 
+def browser_style() -> str:
+    """Neo4j Browser's style for the memory graph (browser_style.json, as one line of JSON: its
+    ``:style`` command reads JSON as well as GraSS): each label captioned by its text."""
+    text = (resources.files("slowave_graph.neo4j_local") / "browser_style.json").read_text()
+    return json.dumps(json.loads(text), separators=(",", ":"))
+
+
 class Neo4jLocalError(RuntimeError):
     """The managed Neo4j could not be prepared or started; the message says what to do."""
 
@@ -344,6 +351,9 @@ class ManagedNeo4j:
             "server.memory.pagecache.size": self.settings.neo4j_pagecache,
             "dbms.usage_report.enabled": "false",
             "db.tx_log.rotation.retention_policy": "2 files",
+            # Neo4j Browser runs these after it connects (dbms.clientConfig): its nodes then show
+            # the memory's words rather than an id or an ellipsis
+            "browser.post_connect_cmd": f"style {browser_style()}",
         }
         # Strict config validation makes unknown keys fatal, so only name what this version has.
         if self.version.at_least(2026, 3):

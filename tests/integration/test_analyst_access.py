@@ -14,6 +14,8 @@ from playwright.async_api import Browser
 
 from slowave_graph.app import App
 from slowave_graph.neo4j_local import browser as neo4j_browser
+from slowave_graph.neo4j_local.manager import browser_style
+from slowave_graph.operator.bulk import import_memories
 from tests.conftest import Neo4jTarget, run_cli
 from tests.servers import serve_in_process
 
@@ -102,3 +104,35 @@ async def test_neo4j_browser_logs_in_with_neo4j_credentials_only(
             timeout=30_000,
         )
         await context.close()
+
+
+async def test_neo4j_browser_captions_show_the_memory_words(
+    served_browser: str, neo4j: Neo4jTarget, app: App, scope: str, browser: Browser
+) -> None:
+    """The managed Neo4j hands the Browser a style after it connects (browser.post_connect_cmd): a
+    memory's node shows the words of the memory, not an id or an ellipsis."""
+    found, _, _ = await app.db.driver.execute_query(
+        "CALL dbms.clientConfig() YIELD name, value WHERE name = 'browser.post_connect_cmd' RETURN value",
+        database_=app.db.database,
+    )
+    assert [r["value"] for r in found] == [f"style {browser_style()}"]
+    await import_memories(
+        app, [{"scope": scope, "content": "Quokkas photograph well at dawn", "type": "fact"}]
+    )
+    [row], _, _ = await app.db.driver.execute_query(
+        "MATCH (m:Memory {scope: $scope}) RETURN m.id AS id", scope=scope, database_=app.db.database
+    )
+    page = await (await browser.new_context()).new_page()
+    await page.goto(neo4j_browser.browser_url(int(served_browser.rsplit(":", 1)[1]), neo4j.uri))
+    await page.wait_for_selector("[data-testid=password]", timeout=60_000)
+    await page.fill("[data-testid=username]", neo4j.user)
+    await page.fill("[data-testid=password]", neo4j.password)
+    await page.click("[data-testid=connect]")
+    await page.wait_for_function("() => document.body.innerText.includes('You are connected as user')")
+    await page.click("[data-testid=activeEditor]")
+    await page.keyboard.type(f"MATCH (m:Memory {{id: '{row['id']}'}}) RETURN m")
+    await page.click("[data-testid=editor-Run]")
+    await page.wait_for_function(
+        "() => [...document.querySelectorAll('svg text')].some(t => t.textContent.includes('Quokkas'))",
+        timeout=30_000,
+    )

@@ -105,3 +105,17 @@ def test_nodes_are_labelled_by_their_content() -> None:
     assert view.nodes[0].label == "Harbor deploys go…"
     assert short_label("Short claim") == "Short claim"
     assert short_label("x" * 40) == "x" * 23 + "…"
+
+
+def test_demo_scopes_are_marked_and_their_cleanup_named() -> None:
+    row = {"active": 3, "stale": 0, "sessions": 2, "procedures": 1}
+    page = _render(
+        "index.html",
+        title="Scopes",
+        scopes=[{"scope": "demo:4f2a9c", **row}, {"scope": "project:shop", **row}],
+    )
+    rows = re.findall(r"<tr>.*?</tr>", page, re.S)[1:]
+    assert ">demo</span>" in rows[0] and ">demo</span>" not in rows[1]
+    assert "slowave-graph demo cleanup --yes" in page
+    plain = _render("index.html", title="Scopes", scopes=[{"scope": "project:demo", **row}])
+    assert ">demo</span>" not in plain and "demo cleanup" not in plain

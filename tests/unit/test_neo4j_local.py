@@ -3,6 +3,7 @@ JDK runs only `java -version` with the options)."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from slowave_graph.config import Settings
 from slowave_graph.neo4j_local import manager
+from slowave_graph.neo4j_local.browser import describe
 from slowave_graph.neo4j_local.manager import (
     LAUNCHER_JAR,
     ManagedNeo4j,
@@ -175,3 +177,12 @@ def test_a_cache_the_jvm_cannot_map_is_not_taken(tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.aot"
     garbage.write_bytes(b"\0" * 4096)  # e.g. a training JVM killed while it wrote the cache
     assert not manager._aot_loads(java_home, launcher, garbage)
+
+
+def test_the_browser_is_styled_after_it_connects_and_told_it_can_write(tmp_path: Path) -> None:
+    command = conf_for("2026.09.0", tmp_path)["browser.post_connect_cmd"]
+    assert command.startswith("style {") and "\n" not in command and ";" not in command  # one command
+    style = json.loads(command.removeprefix("style "))
+    assert style["node.Memory"]["caption"] == "{content}" and style["node.Procedure"]["caption"] == "{goal}"
+    shown = json.loads(describe("http://127.0.0.1:7474/browser/", "bolt://127.0.0.1:7801", "log in"))
+    assert "can write" in shown["access"] and "cypher query" in shown["access"]

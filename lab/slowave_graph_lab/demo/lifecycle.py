@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp import Client
 
+from slowave_graph.contract.common import DEMO_SCOPE_KIND
 from slowave_graph.workload import driver
 
 Printer = Callable[[str], None]
@@ -33,9 +34,14 @@ async def _call(client: Client, say: Printer, tool: str, arguments: dict[str, An
     return data
 
 
+def new_demo_scope() -> str:
+    """A fresh scope for one run: runs never mix, and `demo cleanup` finds them by their kind."""
+    return f"{DEMO_SCOPE_KIND}:{secrets.token_hex(3)}"
+
+
 async def run_demo(client: Client, scope: str | None = None, say: Printer = print) -> dict[str, Any]:
     """Two tasks in one scope; returns what the second task was shown."""
-    scope = scope or f"demo:{secrets.token_hex(3)}"
+    scope = scope or new_demo_scope()
     tools = sorted(t.name for t in (await client.list_tools()).tools)
     say(f"tools: {', '.join(tools)}\nscope: {scope}")
     await _first_task(client, say, scope)
