@@ -32,8 +32,10 @@ unit:
 lint:
 	@venv=$$(scripts/venv dev) && "$$venv/bin/ruff" check slowave_graph lab tests && "$$venv/bin/ruff" format --check slowave_graph lab tests && "$$venv/bin/mypy"
 
-# fuzz: the deep hostile-input run, 10,000 calls per tool (the suite runs 40); FUZZ_EXAMPLES=N to change
+# fuzz: the deep hostile-input run, 10,000 calls per tool (the suite runs 40) and 10,000 hostile stdio
+# lines; FUZZ_EXAMPLES=N to change
 fuzz:
 	@venv=$$(scripts/venv dev) && "$$venv/bin/slowave-graph" neo4j fetch >/dev/null \
 		&& SLOWAVE_FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-10000} "$$venv/bin/python" -m pytest -q -s -p no:cacheprovider \
-		tests/integration/test_fuzz.py
+		tests/integration/test_fuzz.py tests/unit/test_stdio_screen.py \
+		tests/integration/test_edge_validation.py::test_stdio_answers_each_of_many_random_lines

@@ -68,7 +68,7 @@ async def _serve(settings: Settings, transport: str, stop: asyncio.Event) -> Non
         server = build_server(app)
         _freeze_startup_heap()
         if transport == "stdio":
-            stdio.install()  # a line the SDK cannot parse would go unanswered
+            stdio.install()  # every line is answered: the SDK drops one it cannot parse
             log.info("serving MCP on stdio")
             serving = asyncio.ensure_future(server.run_stdio_async())
             stopping = asyncio.ensure_future(stop.wait())

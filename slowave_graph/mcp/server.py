@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from slowave_graph import __version__
 from slowave_graph.app import App
 from slowave_graph.config import Settings
+from slowave_graph.mcp import stdio
 from slowave_graph.mcp.adapter import GRANTS_KEY, PRINCIPAL_KEY, RequestContext, ToolSet
 from slowave_graph.mcp.deadlines import BodyDeadline
 from slowave_graph.mcp.security import harden, is_loopback, transport_security
@@ -48,8 +49,13 @@ class MemoryServer(Server[Any]):
     that ``serve --transport stdio`` runs."""
 
     async def run_stdio_async(self) -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await self.run(read_stream, write_stream, self.create_initialization_options())
+        """stdio with every line answered (``stdio.install`` screens stdin; refused lines are
+        answered on the SDK's writer)."""
+        async with (
+            stdio_server() as (read_stream, write_stream),
+            stdio.refusals_answered(read_stream, write_stream) as incoming,
+        ):
+            await self.run(incoming, write_stream, self.create_initialization_options())
 
 
 def build_server(app: App) -> MemoryServer:

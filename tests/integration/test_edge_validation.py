@@ -6,7 +6,10 @@ never a hang, internal_error or bare text — and a repeated commit stores its t
 from __future__ import annotations
 
 import json
+import os
+import random
 import subprocess
+import threading
 from typing import Any
 
 import httpx2
@@ -57,8 +60,21 @@ async def test_hostile_values_are_invalid_input_in_process(app: App, scope: str)
             assert "occurred_at" in {fe["path"] for fe in error(remembered, "invalid_input")["field_errors"]}
 
 
-def test_stdio_answers_every_request_even_with_lone_surrogates(neo4j: Neo4jTarget, scope: str) -> None:
-    """Raw JSON lines no SDK client would send: each request gets its envelope, in order."""
+def stdio_server(neo4j: Neo4jTarget, text: bool) -> subprocess.Popen[Any]:
+    """`serve --transport stdio` with pipes to write lines to and read answers from."""
+    return subprocess.Popen(
+        [*SERVER, "serve", "--transport", "stdio"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=neo4j.env(),
+        text=text,
+    )
+
+
+def test_stdio_answers_every_line_even_hostile_ones(neo4j: Neo4jTarget, scope: str) -> None:
+    """Raw lines no SDK client would send: each request gets its envelope and each line that is not
+    a message its JSON-RPC error, in order, and the server lives on."""
 
     def tool_call(ident: int, arguments: str) -> str:
         return json.dumps(
@@ -67,40 +83,45 @@ def test_stdio_answers_every_request_even_with_lone_surrogates(neo4j: Neo4jTarge
         ).replace('"ARGS"', arguments)  # fmt: skip
 
     base = f'"initial_goal":"g","scope":"{scope}"'
-    lines = [
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    parse, invalid = -32700, -32600
+    lines: list[tuple[str, int | None, int | None]] = [  # (line, answer id, error code)
+        (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}}),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        tool_call(2, f'{{"task":"lone \\ud800",{base}}}'),
-        tool_call(3, f'{{"task":"t","task_context":{{"k\\udfff":1}},{base}}}'),
-        tool_call(4, f'{{"task":"t","task_context":{{"v":NaN}},{base}}}'),
-        tool_call(5, f'{{"task":"t","task_context":{{"v":1e400}},{base}}}'),
-        tool_call(6, f'{{"task":"t","semantic_context":"a\\u0000b",{base}}}'),
-        # nested deeper than Python's JSON parser recurses (a notification: nothing to answer),
-        # once with an escape that sends it through the surrogate repair: the server lives on
-        '{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"\\u0041","b":'
-        + "[" * 1500 + "]" * 1500 + "}}",
-        "[" * 1500,
-        tool_call(7, f'{{"task":"t",{base}}}'),
+            "clientInfo": {"name": "raw", "version": "1"}}}), 1, None),
+        (json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), None, None),
+        (tool_call(2, f'{{"task":"lone \\ud800",{base}}}'), 2, None),
+        (tool_call(3, f'{{"task":"t","task_context":{{"k\\udfff":1}},{base}}}'), 3, None),
+        (tool_call(4, f'{{"task":"t","task_context":{{"v":NaN}},{base}}}'), 4, None),
+        (tool_call(5, f'{{"task":"t","task_context":{{"v":1e400}},{base}}}'), 5, None),
+        (tool_call(6, f'{{"task":"t","semantic_context":"a\\u0000b",{base}}}'), 6, None),
+        # nested deeper than the parsers go, once through the surrogate repair: refused, not fatal
+        ('{"jsonrpc":"2.0","method":"notifications/x","params":{"a":"\\u0041","b":'
+         + "[" * 1500 + "]" * 1500 + "}}", None, parse),
+        ("[" * 1500, None, parse),
+        ("not JSON at all", None, parse),
+        ('{"jsonrpc":"2.0","id":8,"method":"ping","params":{"a":"x\x00y"}}', None, parse),  # a raw NUL
+        ('{"jsonrpc":"2.0","id":' + "9" * 5000 + ',"method":"ping"}', None, parse),
+        ('{"id":10,"hello":"world"}', 10, invalid),  # JSON, not JSON-RPC: the id is echoed
+        ('{"jsonrpc":"2.0","id":"x\\ud800","method":"ping"}', None, invalid),  # an id no client matches
+        ("[1, 2, 3]", None, invalid),
+        (tool_call(7, f'{{"task":"t",{base}}}'), 7, None),
     ]  # fmt: skip
-    proc = subprocess.Popen(
-        [*SERVER, "serve", "--transport", "stdio"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=neo4j.env(),
-        text=True,
-    )
+    proc = stdio_server(neo4j, text=True)
     assert proc.stdin is not None and proc.stdout is not None
     answers: dict[int, dict[str, Any]] = {}
     try:
-        for line in lines:  # one request at a time, as a client waits for each answer
+        for line, ident, code in lines:  # one line at a time, as a client waits for each answer
             proc.stdin.write(line + "\n")
             proc.stdin.flush()
-            if '"id"' in line:
-                message = json.loads(proc.stdout.readline())
-                answers[message["id"]] = message
+            if ident is None and code is None:
+                continue  # a notification
+            message = json.loads(proc.stdout.readline())
+            assert message["id"] == ident, (line[:80], message)
+            if code is not None:
+                assert message["error"]["code"] == code, (line[:80], message)
+            else:
+                assert ident is not None
+                answers[ident] = message
         proc.stdin.close()
         assert proc.wait(timeout=60) == 0
     finally:
@@ -157,3 +178,33 @@ async def test_scope_names_that_only_look_alike_warn_and_invisible_ones_are_refu
         assert [w["code"] for w in twin["warnings"]] == ["scope_fragmentation"], twin["warnings"]
         hidden = await call(client, "slowave_activate", activate_args(f"{kind}:{name}\u200b-shop"))
         assert "scope" in {fe["path"] for fe in error(hidden, "invalid_input")["field_errors"]}
+
+
+def test_stdio_answers_each_of_many_random_lines(neo4j: Neo4jTarget) -> None:
+    """Random bytes, line after line (SLOWAVE_FUZZ_EXAMPLES of them; `make fuzz` sends 10,000): one
+    JSON-RPC error per line, and a request after them is still answered."""
+    rng = random.Random(11)
+    count = int(os.environ.get("SLOWAVE_FUZZ_EXAMPLES", "200"))
+    garbage = []
+    while len(garbage) < count:
+        raw = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 120))).replace(b"\n", b"")
+        if raw.decode("utf-8", errors="replace").strip():
+            garbage.append(raw)
+    proc = stdio_server(neo4j, text=False)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        stdin = proc.stdin
+        lines = (
+            b"".join(line + b"\n" for line in garbage) + b'{"jsonrpc":"2.0","id":"last","method":"ping"}\n'
+        )
+        # written from a thread: the answers must be read while the lines go in, or both pipes fill
+        writer = threading.Thread(target=lambda: (stdin.write(lines), stdin.flush()))
+        writer.start()
+        answers = [json.loads(proc.stdout.readline()) for _ in range(count + 1)]
+        writer.join()
+        stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
+    assert all(a["error"]["code"] in (-32700, -32600) and a["id"] is None for a in answers[:-1])
+    assert answers[-1] == {"jsonrpc": "2.0", "id": "last", "result": {}}
