@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from slowave_graph.mcp.server import TOKEN_PRINCIPAL
-from slowave_graph.mcp.stdio import NONCHARACTER, repair_line
 from slowave_graph.mcp.tokens import TokensFile, allowed, digest
 from slowave_graph.services.context import LOCAL_PRINCIPAL
 
@@ -68,26 +67,3 @@ def test_a_token_is_its_own_principal_never_its_name(tmp_path: Path) -> None:
     found = TokensFile(legacy).identify(token.encode())
     assert found is not None and found.principal == "tok_" + digest(token)[:32]
     assert found.principal not in (TOKEN_PRINCIPAL, LOCAL_PRINCIPAL)
-
-
-def test_stdio_lines_with_lone_surrogates_are_repaired_others_untouched() -> None:
-    plain = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
-    pair = b'{"jsonrpc":"2.0","id":2,"params":{"a":"\\ud83d\\ude00"}}\n'  # a valid pair: an emoji
-    assert (
-        repair_line(plain) == plain
-        and repair_line(pair) == pair
-        and repair_line(b"not json\n") == b"not json\n"
-    )
-    lone = b'{"jsonrpc":"2.0","id":3,"params":{"k\\udfff":"a\\ud800b"}}\n'
-    repaired = json.loads(repair_line(lone))
-    assert repaired == {"jsonrpc": "2.0", "id": 3, "params": {f"k{NONCHARACTER}": f"a{NONCHARACTER}b"}}
-
-
-def test_stdio_repair_passes_lines_nested_beyond_the_parser_on_unchanged() -> None:
-    """1,500 nested arrays in a 3 KB line: Python's parser raises RecursionError, which must not
-    escape the repair (it would end the stdin reader and the server with it)."""
-    for depth in (1_500, 100_000):
-        deep = b'{"params":{"a":"\\u0041","b":' + b"[" * depth + b"]" * depth + b"}}\n"
-        assert repair_line(deep) == deep
-        unclosed = b'{"a":"\\u0041","b":' + b"[" * depth + b"\n"
-        assert repair_line(unclosed) == unclosed
