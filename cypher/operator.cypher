@@ -446,3 +446,9 @@ DROP INDEX retrieval_experience_embedding IF EXISTS;
 // name: drop_procedure_vector_index
 // Likewise the vector index of procedures (Neo4j 2026.01+; absent on 5.26).
 DROP INDEX procedure_embedding IF EXISTS;
+
+// name: procedure_modes
+// Each procedure's mode (READ, WRITE, SCHEMA, DBMS): `cypher query` runs an analyst's statement
+// only when every procedure it calls reads (explore/run.py).
+SHOW PROCEDURES YIELD name, mode
+RETURN name, mode;

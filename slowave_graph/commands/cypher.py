@@ -35,7 +35,9 @@ def register(sub: Any, common: Common) -> None:
         "query",
         help="run any Cypher statement in a read transaction (writes are refused)",
         description="Runs one statement in a READ transaction: Neo4j itself refuses any write in it "
-        "(CREATE, MERGE, SET, DELETE, schema changes). Values of $parameters come from --param "
+        "(CREATE, MERGE, SET, DELETE, schema changes), and statements that read the host's files or "
+        "URLs (LOAD CSV) or act on the server (TERMINATE, procedures that kill connections or clear "
+        "caches) are refused before they run. Values of $parameters come from --param "
         "(null, true/false, numbers, JSON lists/objects, else the text as it is).",
     )
     query.add_argument("statement", help='the Cypher statement, e.g. "MATCH (m:Memory) RETURN count(m)"')
@@ -145,7 +147,7 @@ def _query(args: argparse.Namespace, settings: Settings) -> int:
     from neo4j.exceptions import Neo4jError
 
     from slowave_graph.app import open_database
-    from slowave_graph.explore.run import run_read_statement
+    from slowave_graph.explore.run import UnsafeStatement, run_read_statement
 
     try:
         params = statement_params(args.param)
@@ -161,6 +163,9 @@ def _query(args: argparse.Namespace, settings: Settings) -> int:
         found = asyncio.run(main())
     except Neo4jError as exc:  # a syntax error, or a write refused in the read transaction
         print(f"slowave-graph cypher: {exc.code}: {exc.message}", file=sys.stderr)
+        return 1
+    except UnsafeStatement as exc:
+        print(f"slowave-graph cypher: {exc}", file=sys.stderr)
         return 1
     print(json.dumps(found, indent=2, ensure_ascii=False) if args.json else format_table(found))
     return 0

@@ -3,12 +3,13 @@ in one), results as JSON-ready rows."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
 from slowave_graph.explore.catalog import CatalogQuery, bind_params, get_query
-from slowave_graph.graph.database import Database, rows
+from slowave_graph.graph.database import Database, rows, unlogged
 from slowave_graph.graph.values import jsonable
 
 
@@ -26,12 +27,68 @@ async def run_catalog_query(
     return query, [{k: jsonable(v) for k, v in row.items()} for row in found]
 
 
+# Procedures of mode DBMS that only report; the others of that mode act on the server (kill
+# connections, clear caches, set transaction metadata) and are refused.
+REPORTING_PROCEDURES = frozenset(
+    {
+        "dbms.components",
+        "dbms.info",
+        "dbms.listCapabilities",
+        "dbms.listConfig",
+        "dbms.listConnections",
+        "dbms.queryJmx",
+        "dbms.showCurrentUser",
+        "dbms.routing.getRoutingTable",
+        "dbms.cluster.routing.getRoutingTable",
+        "tx.getMetaData",
+    }
+)
+_PROCEDURE = re.compile(r"^\s*([\w.]+)\s*\(")
+
+
+class UnsafeStatement(ValueError):
+    """A statement ``cypher query`` will not run: it reads files or URLs, or acts on the server."""
+
+
+def plan_operators(plan: dict[str, Any]) -> list[tuple[str, str]]:
+    """(operator, details) of every operator in an EXPLAIN plan, the root first."""
+    operator = str(plan.get("operatorType", "")).split("@")[0]
+    found = [(operator, str(plan.get("args", {}).get("Details", "")))]
+    for child in plan.get("children", []):
+        found.extend(plan_operators(child))
+    return found
+
+
+def refusal(operators: list[tuple[str, str]], modes: dict[str, str]) -> str | None:
+    """Why a plan's statement must not run under `cypher query`, or None. Read-only is not
+    harmless: LOAD CSV reads the host's files and fetches URLs, TERMINATE and some procedures act on
+    the server."""
+    for operator, details in operators:
+        if operator == "LoadCSV":
+            return "LOAD CSV reads files and fetches URLs from the database host"
+        if operator.startswith("Terminate"):
+            return f"{operator} acts on the server"
+        if operator == "ProcedureCall" and (match := _PROCEDURE.match(details)):
+            name = match.group(1)
+            mode = modes.get(name, "unknown")
+            if mode != "READ" and name not in REPORTING_PROCEDURES:
+                return f"procedure {name} (mode {mode}) is not a reading procedure"
+    return None
+
+
 async def run_read_statement(db: Database, statement: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     """Any statement an analyst types, in a read transaction: the server refuses writes in it, so
-    this cannot change the memory whatever the text says. The text is the analyst's own query;
+    this cannot change the memory whatever the text says, and its plan is checked first for what
+    reads the host or acts on the server (``refusal``). The text is the analyst's own query;
     values still travel as parameters."""
 
     async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+        planned = await (await tx.run("EXPLAIN " + statement, unlogged(params))).consume()
+        if planned.plan is not None:
+            modes = {str(r["name"]): str(r["mode"]) for r in await rows(tx, db.q("procedure_modes"))}
+            why = refusal(plan_operators(planned.plan), modes)
+            if why is not None:
+                raise UnsafeStatement(f"refused: {why}; nothing ran")
         return await rows(tx, statement, **params)
 
     found = await db.read(work)

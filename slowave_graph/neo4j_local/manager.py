@@ -351,6 +351,9 @@ class ManagedNeo4j:
             "server.memory.pagecache.size": self.settings.neo4j_pagecache,
             "dbms.usage_report.enabled": "false",
             "db.tx_log.rotation.retention_policy": "2 files",
+            # LOAD CSV may not read the host's files (the password file among them), from the
+            # Browser's session, which can write, or any other
+            "dbms.security.allow_csv_import_from_file_urls": "false",
             # Neo4j Browser runs these after it connects (dbms.clientConfig): its nodes then show
             # the memory's words rather than an id or an ellipsis
             "browser.post_connect_cmd": f"style {browser_style()}",

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
+from neo4j.exceptions import Neo4jError
 from playwright.async_api import Browser
 
 from slowave_graph.app import App
@@ -56,6 +57,37 @@ async def test_cypher_query_refuses_writes(
     assert "analyst_probe" not in indexes.records[0]["names"]
     assert await run_cli(["cypher", "query", "MATCH (n RETURN n", *cli_env]) == 1  # a syntax error
     assert "SyntaxError" in capsys.readouterr().err
+
+
+async def test_cypher_query_refuses_what_reads_the_host_or_acts_on_the_server(
+    app: App, neo4j: Neo4jTarget, cli_env: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read-only is not harmless: LOAD CSV reads files and URLs, TERMINATE and some procedures act on
+    the server. Each is refused before it runs; reading procedures still run."""
+    password_file = (
+        "file:///" + str(neo4j.managed.password_file).lstrip("/") if neo4j.managed else "file:///etc/passwd"
+    )
+    for statement, why in (
+        (f"LOAD CSV FROM '{password_file}' AS row RETURN row", "LOAD CSV"),
+        ("CALL () { LOAD CSV FROM 'http://127.0.0.1:9/x' AS row RETURN row } RETURN row", "LOAD CSV"),
+        ("CALL dbms.killConnections(['bolt-1'])", "dbms.killConnections"),
+        ("CALL db.clearQueryCaches()", "db.clearQueryCaches"),
+        ("TERMINATE TRANSACTIONS 'neo4j-transaction-1'", "TerminateTransactions"),
+    ):
+        assert await run_cli(["cypher", "query", statement, *cli_env]) == 1, statement
+        err = capsys.readouterr().err
+        # (the managed Neo4j refuses file URLs itself, before our check sees the plan)
+        assert ("refused" in err and why in err) or "allow_csv_import_from_file_urls" in err, err
+        assert "root:" not in err, err
+    assert (
+        await run_cli(["cypher", "query", "CALL db.labels() YIELD label RETURN count(label) AS n", *cli_env])
+        == 0
+    )
+    assert await run_cli(["cypher", "query", "CALL dbms.components() YIELD name RETURN name", *cli_env]) == 0
+    capsys.readouterr()
+    if neo4j.managed is not None:  # the managed Neo4j refuses file URLs to every session (the Browser's)
+        with pytest.raises(Neo4jError, match="allow_csv_import_from_file_urls"):
+            await app.db.driver.execute_query(f"LOAD CSV FROM '{password_file}' AS row RETURN row")
 
 
 @pytest.fixture(scope="module")

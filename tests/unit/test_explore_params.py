@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 from neo4j.time import Date, DateTime, Duration, Time
@@ -22,6 +23,7 @@ from slowave_graph.explore.catalog import (
     parse_value,
     used_parameters,
 )
+from slowave_graph.explore.run import plan_operators, refusal
 from slowave_graph.graph.cypher import catalog
 from slowave_graph.graph.values import jsonable
 from slowave_graph.operator.codec import Checksum, UnsupportedValue, decode, encode, line
@@ -221,3 +223,32 @@ def test_cypher_list_command(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert cli.main(["cypher", "run", "delete_scope", "--param", "scope=x:y"]) == 2
     assert "not a catalog query" in capsys.readouterr().err
+
+
+def test_plans_that_read_the_host_or_act_on_the_server_are_refused() -> None:
+    modes = {"db.labels": "READ", "db.clearQueryCaches": "DBMS", "dbms.components": "DBMS"}
+
+    def plan(*operators: tuple[str, str]) -> dict[str, Any]:
+        tree: dict[str, Any] = {"operatorType": "ProduceResults@neo4j", "args": {}, "children": []}
+        node = tree
+        for operator, details in operators:
+            child = {"operatorType": f"{operator}@neo4j", "args": {"Details": details}, "children": []}
+            node["children"].append(child)
+            node = child
+        return tree
+
+    def why(*operators: tuple[str, str]) -> str | None:
+        return refusal(plan_operators(plan(*operators)), modes)
+
+    assert (
+        why(("Apply", ""), ("LoadCSV", "row"))
+        == "LOAD CSV reads files and fetches URLs from the database host"
+    )
+    assert "acts on the server" in (why(("TerminateTransactions", "transactions($x)")) or "")
+    assert "db.clearQueryCaches" in (
+        why(("ProcedureCall", "db.clearQueryCaches() :: (value :: STRING)")) or ""
+    )
+    assert "mode unknown" in (why(("ProcedureCall", "custom.thing() :: (x :: INTEGER)")) or "")
+    assert why(("ProcedureCall", "db.labels() :: (label :: STRING)")) is None
+    assert why(("ProcedureCall", "dbms.components() :: (name :: STRING)")) is None  # reports only
+    assert why(("NodeByLabelScan", "m:Memory")) is None

@@ -59,6 +59,7 @@ def test_conf_binds_loopback_and_disables_reporting(tmp_path: Path) -> None:
     assert conf["server.bolt.listen_address"] == "127.0.0.1:7801"
     assert conf["dbms.usage_report.enabled"] == "false"
     assert conf["dbms.security.auth_enabled"] == "true"
+    assert conf["dbms.security.allow_csv_import_from_file_urls"] == "false"  # LOAD CSV reads no host file
     assert conf["dbms.fleet_manager.enabled"] == "false"
     assert conf["server.fleet_discovery.enabled"] == "false"
 
