@@ -134,7 +134,11 @@ def http_routes(app: App) -> list[Route]:
         """Per-tool latency percentiles since start, split into embed / neo4j / python and by
         Neo4j statement, the garbage collector's pauses (when serve installed the monitor), and
         how writes shared commits since start (``group_commits``, graph/group_commit.py).
-        DELETE starts a new window (the load benchmark does, between phases)."""
+        DELETE starts a new window (the load benchmark does, between phases). Only for a caller
+        that may see every scope (the master token, or no authentication): the figures are the
+        whole server's, every tenant's calls included."""
+        if request.scope.get(GRANTS_KEY) is not None:
+            return JSONResponse({"error": "metrics cover every scope: they need the master token"}, 403)
         snapshot = {
             "tools": app.metrics.snapshot(),
             "gc": GC_PAUSES.snapshot() if GC_PAUSES.installed else None,

@@ -28,7 +28,13 @@ from slowave_graph.services.retrieval import (
 def check_continuity(owner: ContinuityOwner | None, scope: str, client: ClientInfo) -> None:
     """A continuity line continues only in its scope and for the client that started it (lines
     from before owners were recorded are anyone's)."""
-    if owner is None:
+    # another principal's line, or one in a scope the caller may not use, is answered as unknown:
+    # which lines exist elsewhere is not the caller's to learn
+    foreign = owner is not None and (
+        not client.may_use(str(owner["scope"]))
+        or (owner["principal"] is not None and owner["principal"] != client.principal)
+    )
+    if owner is None or foreign:
         raise invalid("unknown continuity_id; omit it to start a new line of work", "continuity_id")
     if owner["scope"] != scope:
         raise invalid("continuity_id belongs to another scope", "continuity_id")
@@ -68,7 +74,9 @@ class ActivationService(RetrievingService):
                 memory_item(c, text.query_terms(f"{req.task} {req.initial_goal}")) for c in catalog.page(1)
             ],
             procedures=[compact_procedure(p) for p in catalog.page_procedures(1)],
-            warnings=fragmentation_warnings(req.scope, state.variants, cold),
+            warnings=fragmentation_warnings(
+                req.scope, [v for v in state.variants if client.may_use(v)], cold
+            ),
             continuity_id=opened["continuity_id"],
             continuity_state="continued" if req.continuity_id else "started",
             retrieval_policy_version=policy_label("activate", self.policy),

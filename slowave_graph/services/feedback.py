@@ -85,10 +85,15 @@ def _blank(value: str | None) -> bool:
 
 
 def memory_rejection(
-    entry: MemoryFeedbackEntry, ctx: FeedbackContextRow, memories: dict[str, NamedMemory]
+    entry: MemoryFeedbackEntry,
+    ctx: FeedbackContextRow,
+    memories: dict[str, NamedMemory],
+    may_use: Callable[[str], bool] = lambda _: True,
 ) -> tuple[str, str] | None:
     """(reason, field) when this entry cannot be accepted, else None. The rules are checked in the
-    reference contract's order, so a client sees the same first failing rule."""
+    reference contract's order, so a client sees the same first failing rule. ``may_use``: the
+    caller's grant; a replacement in a scope it may not use is answered as one that does not exist
+    (which memories exist elsewhere is not the caller's to learn)."""
     a, effect, replacement = entry.assessment, entry.effect, entry.replacement_memory_id
     if entry.memory_id not in ctx["exposed_memories"]:
         return "target_not_exposed", "target_id"
@@ -131,7 +136,7 @@ def memory_rejection(
     if not MEMORY_ID.match(replacement):
         return "invalid_replacement_memory_id", "replacement_memory_id"
     found = memories.get(replacement)
-    if found is None:
+    if found is None or not may_use(found["scope"]):
         return "replacement_not_found", "replacement_memory_id"
     if found["scope"] != ctx["scope"]:
         return "replacement_scope_mismatch", "replacement_memory_id"
@@ -169,8 +174,11 @@ class _Plan:
     neutral: list[str]
 
 
-def plan_item(item: FeedbackItem, ctx: FeedbackContextRow) -> _Plan:
-    """Decide, entry by entry, what is accepted and what is rejected (pure)."""
+def plan_item(
+    item: FeedbackItem, ctx: FeedbackContextRow, may_use: Callable[[str], bool] = lambda _: True
+) -> _Plan:
+    """Decide, entry by entry, what is accepted and what is rejected (pure). ``may_use``: the
+    caller's grant (``memory_rejection``)."""
     memories = {m["id"]: m for m in ctx["memories"]}
     procedures = {p["id"]: p for p in ctx["procedures"]}
     plan = _Plan([], [], [], [])
@@ -196,7 +204,7 @@ def plan_item(item: FeedbackItem, ctx: FeedbackContextRow) -> _Plan:
 
     index = 0
     for m in item.memory_feedback:
-        problem = memory_rejection(m, ctx, memories)
+        problem = memory_rejection(m, ctx, memories, may_use)
         effect = m.effect
         if problem is None and m.assessment == "used" and effect is None:
             effect = "helped"  # absent means helped
@@ -271,7 +279,7 @@ class FeedbackService:
             # are unknown to it
             if ctx is None or not client.may_use(ctx["scope"]):
                 raise ServiceError(unknown, f"unknown retrieval_id {item.retrieval_id!r}", retryable=False)
-            plan = plan_item(item, ctx)
+            plan = plan_item(item, ctx, client.may_use)
             planned[:] = [plan]  # a retried transaction decides again
             declare = item.coverage == "complete" and not plan.rejections
             return FeedbackDecision(plan.events, plan.retire, declare)

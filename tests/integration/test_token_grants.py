@@ -8,9 +8,11 @@ import dataclasses
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
+from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server, http_app
@@ -140,3 +142,63 @@ async def test_grants_hold_on_feedback_and_commit_and_a_reissued_name_inherits_n
             await settle(client, act)
             await settle(client, shown)
             assert ok(await call(client, "slowave_commit", commit_args(act["session_id"])))["committed"]
+
+
+async def test_a_narrow_token_cannot_count_or_locate_other_scopes(
+    app: App, scope: str, tmp_path: Path
+) -> None:
+    """A memory or continuity line in a scope the token is not granted answers exactly as one that
+    does not exist; fragmentation warnings name no ungranted scope; /metrics (every tenant's
+    figures) and its reset need the master token."""
+    kind, name = scope.split(":", 1)
+    shop, other, variant = f"{kind}:{name}-shop", f"{kind}:{name}-other", f"{kind}:{name}-Shop"
+    async with Client(build_server(app)) as master:  # no token: every scope
+        elsewhere = await activate(master, other, "Note the other team's rules")
+        foreign = await remember(master, other, elsewhere["session_id"], "Other deploys need two approvals")
+        await activate(master, variant, "Open a look-alike scope")
+        await remember(master, variant, (await activate(master, variant, "x"))["session_id"], "Look-alike")
+    tokens = tmp_path / "tokens.json"
+    token = new_token(tokens, "erin", shop)
+    settings = app.settings.model_copy(update={"tokens_file": tokens})
+    served = dataclasses.replace(app, settings=settings)
+    async with serve_in_process(http_app(served, build_server(served))) as base:
+        async with client_as(base, token) as client:
+            act = await activate(client, shop, "Note the deploy rules")
+            assert not [w for w in act.get("warnings", []) if variant in w["message"]]  # not granted
+            stored = await remember(client, shop, act["session_id"], "Shop deploys need a green build")
+            shown = await recall(client, shop, act["session_id"], "What do shop deploys need?")
+
+            def superseded_by(replacement: str) -> dict[str, Any]:
+                return {"retrieval_id": shown["retrieval_id"], "memory_feedback": [
+                    {"memory_id": stored["memory_id"], "assessment": "stale", "stale_reason": "superseded",
+                     "reason": "replaced", "replacement_memory_id": replacement}]}  # fmt: skip
+
+            answers = [
+                ok(await call(client, "slowave_feedback", superseded_by(replacement)))["rejected"]
+                for replacement in (foreign["memory_id"], "sch_999999999")
+            ]
+            assert [(r["reason"], r["field"], r["hint"]) for r in answers[0]] == [
+                (r["reason"], r["field"], r["hint"]) for r in answers[1]
+            ]
+            assert [r["reason"] for r in answers[0]] == ["replacement_not_found"]
+            messages = [
+                error(await call(client, "slowave_activate", args), "invalid_input")["message"]
+                for args in (
+                    {
+                        "task": "t",
+                        "initial_goal": "g",
+                        "scope": shop,
+                        "continuity_id": elsewhere["continuity_id"],
+                    },
+                    {
+                        "task": "t",
+                        "initial_goal": "g",
+                        "scope": shop,
+                        "continuity_id": "cont_00000000000000000000000000000000",
+                    },
+                )
+            ]
+            assert messages[0] == messages[1] and "unknown continuity_id" in messages[0]
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
+            assert (await http.get(f"{base}/metrics")).status_code == 403
+            assert (await http.delete(f"{base}/metrics")).status_code == 403
