@@ -5,9 +5,15 @@ uvicorn waits for a request's headers, and the app for its body, as long as the 
 client that sends a few bytes at a time (or a body shorter than its Content-Length) holds a
 connection, a task and its buffers for ever — before any token is checked, since the token is in
 the headers. Here the headers must be complete within ``HEADER_TIMEOUT`` seconds of the
-connection (or of the previous response on a kept-alive one), at most ``MAX_PENDING`` connections
-may be waiting for theirs (more are closed at once), and a body must arrive within
+connection (or of the previous response on a kept-alive one), and a body must arrive within
 ``BODY_TIMEOUT`` seconds of its headers (else 408).
+
+At most ``MAX_PENDING`` connections wait for their headers, ``MAX_PENDING_PER_CLIENT`` of them
+from one address. A new connection beyond either cap closes the *oldest* waiting one (of that
+address, else of all) rather than being refused: a client that means it sends its headers within
+milliseconds, so a flood of silent connections, reopened as fast as they are closed, only ever
+evicts itself, and /health and real clients are served throughout (refusing the newcomer instead
+let 64 silent connections lock everyone out).
 """
 
 from __future__ import annotations
@@ -21,38 +27,49 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 HEADER_TIMEOUT = 10.0
 BODY_TIMEOUT = 30.0
-MAX_PENDING = 64
+MAX_PENDING = 256
+MAX_PENDING_PER_CLIENT = 32
 
 
 class DeadlineH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with the header deadline and the cap on connections awaiting headers
+    """uvicorn's h11 protocol with the header deadline and the caps on connections awaiting headers
     (pass as ``uvicorn.Config(http=…)``)."""
 
     header_timeout: ClassVar[float] = HEADER_TIMEOUT
     max_pending: ClassVar[int] = MAX_PENDING
-    pending: ClassVar[set[DeadlineH11Protocol]] = set()
+    max_pending_per_client: ClassVar[int] = MAX_PENDING_PER_CLIENT
+    # waiting for headers, oldest first (a dict keeps insertion order)
+    pending: ClassVar[dict[DeadlineH11Protocol, None]] = {}
     _deadline: asyncio.TimerHandle | None = None
+    _served = False  # has answered a request: a kept-alive client's connection
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.pending) >= self.max_pending:
-            transport.close()  # a flood of silent connections: refuse, keep serving the rest
-            return
         self._await_headers()
+
+    def _address(self) -> str | None:
+        return self.client[0] if self.client else None
 
     def _await_headers(self) -> None:
         self._clear()
-        self.pending.add(self)
-        self._deadline = self.loop.call_later(self.header_timeout, self._headers_late)
+        address = self._address()
+        same = [p for p in self.pending if p._address() == address]
+        if len(same) >= self.max_pending_per_client:
+            _oldest(same)._drop()
+        elif len(self.pending) >= self.max_pending:
+            _oldest(list(self.pending))._drop()
+        self.pending[self] = None
+        self._deadline = self.loop.call_later(self.header_timeout, self._drop)
 
     def _clear(self) -> None:
-        self.pending.discard(self)
+        self.pending.pop(self, None)
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
 
-    def _headers_late(self) -> None:
-        self.pending.discard(self)
+    def _drop(self) -> None:
+        """Stop waiting for this connection's headers: closed, unless they have begun to arrive."""
+        self._clear()
         if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
             self.transport.close()
 
@@ -62,6 +79,7 @@ class DeadlineH11Protocol(H11Protocol):
             self._clear()
 
     def on_response_complete(self) -> None:
+        self._served = True
         super().on_response_complete()
         if not self.transport.is_closing():  # kept alive: the next request's headers, in time
             self._await_headers()
@@ -69,6 +87,13 @@ class DeadlineH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._clear()
         super().connection_lost(exc)
+
+
+def _oldest(waiting: list[DeadlineH11Protocol]) -> DeadlineH11Protocol:
+    """The connection to give up first: the oldest that has never sent a request, else the oldest
+    kept-alive one (a flood of connections that never speak evicts itself, not a real client that
+    is between two requests)."""
+    return next((p for p in waiting if not p._served), waiting[0])
 
 
 class BodyDeadline:

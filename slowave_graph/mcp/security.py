@@ -12,6 +12,7 @@ when hosts are listed. The MCP SDK runs the same kind of check on /mcp; it gets 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 
 from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from starlette.datastructures import Headers
@@ -90,6 +91,11 @@ class HostGuard:
         await self.app(scope, receive, send)
 
 
-def harden(app: ASGIApp, settings: Settings) -> ASGIApp:
-    """The body limit inside the Host/Origin check: a foreign page gets nothing, not even a 413."""
-    return HostGuard(RequestBodyLimitMiddleware(app, settings.http_max_body), allowed_hosts(settings))
+def harden(
+    app: ASGIApp, settings: Settings, authenticate: Callable[[ASGIApp], ASGIApp] = lambda inner: inner
+) -> ASGIApp:
+    """The Host/Origin check, then the token check (``authenticate``), then the body limit: a
+    foreign page gets nothing, not even a 413, and no byte of a body is read (nor held) before its
+    token is checked."""
+    limited = RequestBodyLimitMiddleware(app, settings.http_max_body)
+    return HostGuard(authenticate(limited), allowed_hosts(settings))

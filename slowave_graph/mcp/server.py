@@ -233,7 +233,10 @@ def http_app(app: App, server: Server[Any], tokens: dict[str, str] | None = None
 
     # behind the same auth as /mcp; a person's corrections only when SLOWAVE_DASHBOARD_ACTIONS is on
     starlette.mount("/ui", build_dashboard(app.db, app if settings.dashboard_actions else None))
-    # the body deadline, the Host/Origin check and body limit in front of everything, then the
-    # token (see mcp/security.py, mcp/deadlines.py; the header deadline is uvicorn's protocol)
-    guarded = BearerAuth(starlette, tokens, file) if tokens or file else starlette
-    return BodyDeadline(harden(guarded, settings))
+
+    # the body deadline and the Host/Origin check in front of everything, then the token, then the
+    # body limit (see mcp/security.py, mcp/deadlines.py; the header deadline is uvicorn's protocol)
+    def authenticate(inner: ASGIApp) -> ASGIApp:
+        return BearerAuth(inner, tokens, file) if tokens or file else inner
+
+    return BodyDeadline(harden(starlette, settings, authenticate))
