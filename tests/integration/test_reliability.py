@@ -136,6 +136,11 @@ async def test_neo4j_killed_mid_load_every_call_answers_and_the_server_recovers(
                 assert time.monotonic() < deadline, "a server did not recover"
                 await asyncio.sleep(0.5)
         await load_until(stats, stats.calls + 12)  # load goes on against the recovered database
+        recovered_with = stats.lifecycles
+        deadline = time.monotonic() + 120
+        while stats.lifecycles <= recovered_with:  # and a whole lifecycle completes on it
+            assert time.monotonic() < deadline, f"no lifecycle completed after recovery ({stats.calls} calls)"
+            await asyncio.sleep(0.1)
     finally:
         stop.set()
         await loading
@@ -144,7 +149,9 @@ async def test_neo4j_killed_mid_load_every_call_answers_and_the_server_recovers(
     # every call answered: ok, or unavailable + retryable (tolerated and retried by the clients)
     assert stats.errors == {}, (stats.errors, stats.problems)
     assert stats.problems == []
-    assert stats.lifecycles >= 2 and stats.calls >= 24, (stats.lifecycles, stats.calls)
+    # (the load stops at a call count, so how many lifecycles finished before is chance: the wait
+    # above asks for one completed after recovery)
+    assert stats.lifecycles >= 1 and stats.calls >= 24, (stats.lifecycles, stats.calls)
     assert set(stats.expected) <= {"slowave_commit:incomplete_feedback"} | {
         f"{tool}:unavailable" for tool in stats.latency
     }, stats.expected
