@@ -13,11 +13,14 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from slowave_graph import __version__
 from slowave_graph.commands import Common, lab_missing, needs_lab
 from slowave_graph.config import Settings
-from slowave_graph.contract.common import is_demo_scope
+
+if TYPE_CHECKING:  # the command line starts without the driver
+    from slowave_graph.graph.database import Database
 
 
 def _run_options(parser: argparse.ArgumentParser, common: Common) -> None:
@@ -96,8 +99,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             "every demo scope."
         )
         return failed
+    from slowave_graph.app import open_database
+
+    async def forget_it() -> list[str]:
+        async with open_database(settings) as db:
+            return await _forget(db, [scope])
+
     try:
-        forgotten = asyncio.run(_forget([scope], settings))
+        forgotten = asyncio.run(forget_it())
     except Exception as exc:  # the demo's own outcome stands; say how to finish the cleanup
         print(
             f"could not forget {scope}: {exc!r}; run `slowave-graph forget --scope {scope} --yes`",
@@ -109,33 +118,31 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return failed
 
 
-async def _forget(scopes: list[str], settings: Settings) -> list[str]:
+async def _forget(db: Database, scopes: list[str]) -> list[str]:
     """Forget each scope that exists; returns those forgotten."""
-    from slowave_graph.app import open_database
     from slowave_graph.operator.forget import UnknownTarget, forget
 
     done = []
-    async with open_database(settings) as db:
-        for scope in scopes:
-            try:
-                await forget(db, scope=scope)
-            except UnknownTarget:  # a run that failed before its first write
-                continue
-            done.append(scope)
+    for scope in scopes:
+        try:
+            await forget(db, scope=scope)
+        except UnknownTarget:  # a run that failed before its first write
+            continue
+        done.append(scope)
     return done
 
 
 def cleanup(args: argparse.Namespace, settings: Settings) -> int:
     from slowave_graph.app import open_database
+    from slowave_graph.contract.common import is_demo_scope
 
-    async def demo_scopes() -> list[str]:
+    async def main() -> tuple[list[str], list[str]]:
         async with open_database(settings) as db:
-            return [
-                str(r["scope"]) for r in await db.run_read("export_scopes") if is_demo_scope(str(r["scope"]))
-            ]
+            rows = await db.run_read("export_scopes")
+            scopes = [str(r["scope"]) for r in rows if is_demo_scope(str(r["scope"]))]
+            return scopes, await _forget(db, scopes) if args.yes else []
 
-    scopes = asyncio.run(demo_scopes())
-    forgotten = asyncio.run(_forget(scopes, settings)) if args.yes and scopes else []
+    scopes, forgotten = asyncio.run(main())
     if args.json:
         print(json.dumps({"demo_scopes": scopes, "forgotten": forgotten}, indent=2))
     elif not scopes:
