@@ -37,5 +37,5 @@ lint:
 fuzz:
 	@venv=$$(scripts/venv dev) && "$$venv/bin/slowave-graph" neo4j fetch >/dev/null \
 		&& SLOWAVE_FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-10000} "$$venv/bin/python" -m pytest -q -s -p no:cacheprovider \
-		tests/integration/test_fuzz.py tests/unit/test_stdio_screen.py \
+		tests/integration/test_fuzz.py tests/property/test_stdio_screen.py \
 		tests/integration/test_edge_validation.py::test_stdio_answers_each_of_many_random_lines

@@ -7,21 +7,22 @@ import contextlib
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from neo4j.exceptions import AuthError, Neo4jError
 
 from slowave_graph.config import Settings
 from slowave_graph.embedding.embedder import DEFAULT_MODEL, Embedder, load_embedder
 from slowave_graph.embedding.endpoint import EndpointConfig
-from slowave_graph.graph.database import Database, DatabaseUnavailable
+from slowave_graph.graph.database import Database
+from slowave_graph.graph.errors import DatabaseUnavailable, EmbeddingMismatch
 from slowave_graph.graph.repository import GraphRepository
-from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
+from slowave_graph.graph.schema import ensure_schema
 from slowave_graph.neo4j_local.lease import ManagedLease
-from slowave_graph.operator import concepts, maintenance
-from slowave_graph.services import Services
+from slowave_graph.services import Services, concept_upkeep
 from slowave_graph.services.context import utcnow
 from slowave_graph.services.experience_index import ExperienceIndexer
 from slowave_graph.services.ranking import policy_for
@@ -131,10 +132,14 @@ async def database_embedder(
 
 @asynccontextmanager
 async def open_app(
-    settings: Settings, embedder: Embedder | None = None, *, maintain: bool = False
+    settings: Settings,
+    embedder: Embedder | None = None,
+    *,
+    background: Sequence[Callable[[App], Coroutine[Any, Any, None]]] = (),
 ) -> AsyncIterator[App]:
-    """Everything the tools need, ready to serve. ``maintain``: run the maintenance pass in the
-    background every SLOWAVE_MAINTENANCE_INTERVAL (a server; not a one-off command or a benchmark,
+    """Everything the tools need, ready to serve. ``background``: tasks a server runs beside the
+    tools for as long as the app is open, each started with the app and cancelled with the app's
+    own upkeep (the serve command's maintenance pass; not a one-off command's or a benchmark's,
     whose timings a pass would disturb)."""
     # the model loads while Neo4j starts: the configured one, or the default a database most
     # likely holds (another is loaded once the database says so)
@@ -163,7 +168,7 @@ async def open_app(
                 asyncio.create_task(reap_idle_sessions(repo, settings.session_idle_timeout)),
                 asyncio.create_task(indexer.run()),
                 # a store written before the concept layer (or by an older extractor) gets it
-                asyncio.create_task(concepts.keep_up(db)),
+                asyncio.create_task(concept_upkeep.keep_up(db)),
             ]
             try:
                 services = Services.build(
@@ -176,10 +181,7 @@ async def open_app(
                     generalise=settings.generalisation,
                 )
                 app = App(settings, db, model, repo, services, indexer)
-                if maintain and settings.maintenance_interval > 0:
-                    # the first pass waits out the start-up's own work (model, concept backfill)
-                    keeping = maintenance.keep_current(app, settings.maintenance_interval, first_delay=60.0)
-                    upkeep.append(asyncio.create_task(keeping))
+                upkeep += [asyncio.create_task(task(app)) for task in background]
                 yield app
                 # the lessons feedback asked to judge (services/generalisation.py), within a bound
                 with contextlib.suppress(TimeoutError):

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from slowave_graph import __version__
 from slowave_graph.config import DEFAULT_NEO4J_VERSION, Settings
+from slowave_graph.exceptions import SlowaveError
 
 DESCRIPTION = """\
 Long-term memory for AI agents over MCP, stored in Neo4j.
@@ -86,13 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings.log_format,
     )
 
-    from slowave_graph.graph.database import DatabaseUnavailable
-    from slowave_graph.graph.schema import EmbeddingMismatch
-    from slowave_graph.neo4j_local.manager import Neo4jLocalError
-
     try:
         return int(args.handler(args, settings))
-    except (Neo4jLocalError, EmbeddingMismatch, DatabaseUnavailable) as exc:
+    except SlowaveError as exc:  # raised on purpose, its message written for the person: no traceback
         print(f"slowave-graph: {exc}", file=sys.stderr)
         return 1
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from slowave_graph.contract.common import ErrorBody, ErrorCode, FieldError
+from slowave_graph.exceptions import SlowaveError
 from slowave_graph.graph.errors import (
     CursorRefused,
     FeedbackOutstanding,
@@ -16,7 +17,7 @@ from slowave_graph.graph.errors import (
 )
 
 
-class ServiceError(Exception):
+class ServiceError(SlowaveError):
     """A failure the agent should see as ``{"ok": false, "error": {...}}``."""
 
     def __init__(

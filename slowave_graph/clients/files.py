@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from slowave_graph.exceptions import SlowaveError
 
-class SetupError(RuntimeError):
+
+class SetupError(SlowaveError, RuntimeError):
     """A file cannot be edited safely (unparsable, unexpected shape); nothing was written."""
 
 

@@ -301,15 +301,15 @@ def _concepts_backfill(args: argparse.Namespace, settings: Settings) -> int:
     async def work() -> dict[str, Any]:
         from slowave_graph.app import open_database
         from slowave_graph.graph.schema import ensure_schema
-        from slowave_graph.operator.concepts import backfill, pending
         from slowave_graph.operator.progress import bar
+        from slowave_graph.services.concept_upkeep import backfill, pending
 
         async with open_database(settings) as db:
             space = await db.run_read("embedding_space_get")
             if space:  # the Concept constraint in place; a store without memories has no space yet
                 await ensure_schema(db, space[0]["model"], int(space[0]["dimension"]))
             with bar(await pending(db), "concepts", unit="memories") as progress:
-                result = await backfill(db, page=args.page, progress=progress)
+                result = await backfill(db, page=args.page, progress=progress.update)
         return result.summary()
 
     return _run(work)

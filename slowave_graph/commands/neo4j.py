@@ -43,7 +43,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     elif args.action == "browser":
         return _neo4j_browser(settings, lease, args)
     elif args.action == "fetch":
-        from slowave_graph.operator.jvm_training import trainer
+        from slowave_graph.workload.jvm_training import trainer
 
         fetched = lease.neo4j.fetch()
         cache = lease.neo4j.train_aot_cache(trainer(settings))

@@ -9,11 +9,17 @@ import gc
 import logging
 import signal
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slowave_graph.commands import Common
 from slowave_graph.config import Settings
 from slowave_graph.telemetry import GC_PAUSES
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+    from starlette.types import ASGIApp
+
+    from slowave_graph.app import App
 
 log = logging.getLogger("slowave_graph")
 
@@ -37,6 +43,25 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def site(app: App, server: Server[Any], tokens: dict[str, str] | None = None) -> ASGIApp:
+    """What `serve` answers over HTTP: /mcp and /health (mcp/server.py) and the dashboard at /ui,
+    behind the same token, grants and limits; a person's corrections only when
+    SLOWAVE_DASHBOARD_ACTIONS is on."""
+    from slowave_graph.dashboard import build_dashboard
+    from slowave_graph.mcp.server import http_app
+
+    dashboard = build_dashboard(app.db, app if app.settings.dashboard_actions else None)
+    return http_app(app, server, tokens, mounts={"/ui": dashboard})
+
+
+async def _maintain(app: App) -> None:
+    """The server's maintenance pass, every SLOWAVE_MAINTENANCE_INTERVAL; the first waits out the
+    start-up's own work (model, concept backfill)."""
+    from slowave_graph.operator.maintenance import keep_current
+
+    await keep_current(app, app.settings.maintenance_interval, first_delay=60.0)
+
+
 def _freeze_startup_heap() -> None:
     """What start-up built (the embedder's Python side, the drivers, the tool schemas) lives as
     long as the process: gc.freeze() takes it out of the collector's reach, so a full collection
@@ -55,7 +80,7 @@ async def _serve(settings: Settings, transport: str, stop: asyncio.Event) -> Non
     from slowave_graph.app import open_app
     from slowave_graph.mcp import stdio
     from slowave_graph.mcp.deadlines import DeadlineH11Protocol
-    from slowave_graph.mcp.server import build_server, check_http_exposure, http_app
+    from slowave_graph.mcp.server import build_server, check_http_exposure
 
     class Uvicorn(uvicorn.Server):
         @contextlib.contextmanager
@@ -64,7 +89,8 @@ async def _serve(settings: Settings, transport: str, stop: asyncio.Event) -> Non
 
     if transport == "http":
         check_http_exposure(settings)  # before minutes of start-up, not after
-    async with open_app(settings, maintain=True) as app:
+    background = [_maintain] if settings.maintenance_interval > 0 else []
+    async with open_app(settings, background=background) as app:
         server = build_server(app)
         _freeze_startup_heap()
         if transport == "stdio":
@@ -79,7 +105,7 @@ async def _serve(settings: Settings, transport: str, stop: asyncio.Event) -> Non
                 await serving
             return
         config = uvicorn.Config(
-            http_app(app, server),
+            site(app, server),
             host=settings.http_host,
             port=settings.http_port,
             log_level=settings.log_level.lower(),
@@ -105,8 +131,8 @@ def _serve_until_signal(settings: Settings, transport: str) -> None:
             loop.add_signal_handler(sig, stop.set)
         await _serve(settings, transport, stop)
 
-    # uvloop's event loop where it is installed (not on Windows): with httptools, one-client p50
-    # 2-4 ms lower over HTTP (docs/performance.md)
+    # uvloop's event loop where it is installed (not on Windows): with httptools, a lower one-client
+    # p50 over HTTP (docs/performance.md, "Design choices, with their measured effect")
     try:
         import uvloop
     except ImportError:

@@ -1,4 +1,4 @@
-"""`slowave-graph token add|list|revoke`: named bearer tokens with scope grants (mcp/tokens.py)."""
+"""`slowave-graph token add|list|revoke`: named bearer tokens with scope grants (access/tokens.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction, common: Common) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from slowave_graph.mcp.tokens import TokensFile, principal_of
+    from slowave_graph.access.tokens import TokensFile, principal_of
 
     tokens = TokensFile(settings.tokens_path)
     if args.token_action == "add":

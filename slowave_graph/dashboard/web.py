@@ -31,12 +31,11 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from slowave_graph import __version__
+from slowave_graph.access import bearer
 from slowave_graph.contract.common import is_demo_scope
 from slowave_graph.dashboard import data
 from slowave_graph.dashboard.graph_svg import layout
 from slowave_graph.graph.database import Database
-from slowave_graph.mcp.adapter import GRANTS_KEY, PRINCIPAL_KEY
-from slowave_graph.mcp.tokens import allowed
 from slowave_graph.operator import corrections
 
 if TYPE_CHECKING:
@@ -113,9 +112,8 @@ class Dashboard:
 
     @staticmethod
     def _granted(request: Request, scope: str | None) -> bool:
-        """Whether the request's token may see this scope (mcp/tokens.py; no grants: all)."""
-        grants = request.scope.get(GRANTS_KEY)
-        return scope is None or allowed(grants, scope)
+        """Whether the request's token may see this scope (access/tokens.py; no grants: all)."""
+        return scope is None or bearer.may_use(request.scope, scope)
 
     def _scope(self, request: Request) -> str | None:
         scope = request.query_params.get("scope", "").strip()
@@ -144,8 +142,9 @@ class Dashboard:
 
     # ------------------------------------------------------------------------------------ pages
     async def index(self, request: Request) -> Response:
-        grants = request.scope.get(GRANTS_KEY)
-        visible = None if grants is None else (lambda scope: self._granted(request, scope))
+        visible = (
+            None if bearer.grants(request.scope) is None else (lambda scope: self._granted(request, scope))
+        )
         scopes = await data.scopes(self.db, visible)
         return self.render(request, "index.html", title="Scopes", scopes=scopes)
 
@@ -286,7 +285,7 @@ class Dashboard:
         found = await data.memory_scope(self.db, memory_id)
         if found is None or not self._granted(request, found):
             return self.not_found(request, f"memory {memory_id}")
-        principal = request.scope.get(PRINCIPAL_KEY) or "local"
+        principal = bearer.principal(request.scope)
         who = f"dashboard:{principal}"
         reason = form.get("reason")
         try:

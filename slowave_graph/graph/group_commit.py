@@ -1,6 +1,6 @@
 """Group commit: concurrent writes of one statement share a transaction.
 
-A remember of a new memory costs Neo4j ~8-10 ms of CPU on two cores, most of it in the commit:
+A remember of a new memory costs Neo4j most of its CPU in the commit:
 Lucene writes a one-document segment into each index the memory enters (docs/performance.md, "A
 new memory's write"). Two memories in one commit cost about what one does. And remember's writes
 run one at a time in Neo4j anyway: each takes the id counters' write locks until it commits. So

@@ -12,11 +12,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal, TypeVar, Unpack, cast
+from typing import Literal, TypeVar, Unpack
 
 from neo4j import AsyncManagedTransaction
 
-from slowave_graph.graph.database import Database, rows
+from slowave_graph.graph import statements as st
+from slowave_graph.graph.database import Database
 from slowave_graph.graph.errors import (
     CursorRefused,
     FeedbackOutstanding,
@@ -25,15 +26,14 @@ from slowave_graph.graph.errors import (
     UnknownSession,
 )
 from slowave_graph.graph.paging import Page
+from slowave_graph.graph.records import rows
 from slowave_graph.graph.rows import (
     ActivatedRow,
     ActivateRetrievalParams,
     AssociatedMemory,
     CandidateContextRow,
     CatalogLinkRow,
-    ClosedSessionRow,
     CloseParams,
-    CommitSessionRow,
     ConceptLink,
     ConceptWalkRow,
     ContinuityOwner,
@@ -45,11 +45,11 @@ from slowave_graph.graph.rows import (
     FeedbackContextRow,
     FeedbackEvent,
     FulltextHit,
+    GuardParams,
     GuardRow,
     HitsRow,
     JsonObject,
     LearningChange,
-    MovedRow,
     Neighbour,
     PageExposure,
     PageMemoryHome,
@@ -58,24 +58,18 @@ from slowave_graph.graph.rows import (
     ProcedureHit,
     ProcedureParams,
     PromotedHit,
-    RecallRetrievalRow,
     RecordedEvent,
-    RememberCallRow,
     RememberItem,
     RetireItem,
     RetrievalParams,
-    ScopeScanRow,
-    ScopeStateRow,
     SessionCallRow,
     SessionForCommitRow,
     SessionParams,
-    SessionReadRow,
     StoredMemory,
     TrajectoryStep,
     VectorHit,
     WalkedMemory,
     WalkSeed,
-    WriteFeedbackRow,
 )
 
 # On Neo4j 5.26 a scope this small is searched exactly by scanning it; larger ones over-fetch.
@@ -211,19 +205,18 @@ class GraphRepository:
     ) -> SessionCallRow:
         """The session must exist, be the principal's, belong to ``scope`` and be open (idle ones
         are closed here)."""
-        found = cast(
-            list[SessionCallRow],
-            await rows(
-                tx,
-                self.db.q("session_for_call"),
-                session_id=session_id,
-                principal=principal,
-                scope=scope,
-                now=now,
-                idle_before=now - timedelta(seconds=self.idle_timeout),
-            ),
-        )
+        found = await rows(tx, st.SESSION_FOR_CALL, **self._guard_params(session_id, principal, scope, now))
         return _guarded(found[0] if found else None, session_id, scope)
+
+    def _guard_params(self, session_id: str, principal: str, scope: str, now: datetime) -> GuardParams:
+        """The session guard's parameters for a call at ``now`` (idle: untouched for idle_timeout)."""
+        return {
+            "session_id": session_id,
+            "principal": principal,
+            "scope": scope,
+            "now": now,
+            "idle_before": now - timedelta(seconds=self.idle_timeout),
+        }
 
     # ------------------------------------------------------------------ remember
     async def remember(
@@ -244,24 +237,17 @@ class GraphRepository:
         """Store claims of one call in one statement (remember_call: guard and write, idempotent
         on ``call_id``); a row per item, in item order. Concurrent calls of other sessions share
         the commit (``Database.run_grouped_write``)."""
-        found = cast(
-            list[RememberCallRow],
-            await self.db.run_grouped_write(
-                "remember_call",
-                session_id,
-                call_id=call_id,
-                session_id=session_id,
-                principal=principal,
-                scope=scope,
-                scope_token=scope_token,
-                items=items,
-                client_name=client_name,
-                client_version=client_version,
-                concept_links=concept_links,
-                concepts_version=concepts_version,
-                now=now,
-                idle_before=now - timedelta(seconds=self.idle_timeout),
-            ),
+        found = await self.db.run_grouped_write(
+            st.REMEMBER_CALL,
+            session_id,
+            **self._guard_params(session_id, principal, scope, now),
+            call_id=call_id,
+            scope_token=scope_token,
+            items=items,
+            client_name=client_name,
+            client_version=client_version,
+            concept_links=concept_links,
+            concepts_version=concepts_version,
         )
         _guarded(found[0] if found else None, session_id, scope)
         written = list(found[0]["written"] or [])
@@ -276,15 +262,12 @@ class GraphRepository:
         """A session's stored task_context, checked as the guard would, without writing: the
         write that follows re-guards under the lock. A session the guard would refuse goes through
         the guard itself, which raises its error (and closes a session found idle)."""
-        found = cast(
-            list[SessionReadRow],
-            await self.db.run_read(
-                "session_for_read",
-                session_id=session_id,
-                principal=principal,
-                scope=scope,
-                idle_before=now - timedelta(seconds=self.idle_timeout),
-            ),
+        found = await self.db.run_read(
+            st.SESSION_FOR_READ,
+            session_id=session_id,
+            principal=principal,
+            scope=scope,
+            idle_before=now - timedelta(seconds=self.idle_timeout),
         )
         row = found[0] if found else None
         if row is None or row["scope"] != scope or row["status"] != "open" or row["expired"]:
@@ -312,29 +295,22 @@ class GraphRepository:
         context: JsonObject = json.loads(guarded["task_context"] or "{}")
         if update and merge is not None:
             context = merge(context, update)
-            await rows(tx, self.db.q("set_session_context"), session_id=session_id,
-                       task_context=json.dumps(context))  # fmt: skip
+            await rows(tx, st.SET_SESSION_CONTEXT, session_id=session_id, task_context=json.dumps(context))
         return context
 
     async def close_idle_sessions(self, *, now: datetime, closer: str, limit: int = 500) -> list[str]:
-        found = cast(
-            list[ClosedSessionRow],
-            await self.db.run_write(
-                "close_idle_sessions",
-                now=now,
-                idle_before=now - timedelta(seconds=self.idle_timeout),
-                closer=closer,
-                limit=limit,
-            ),
+        found = await self.db.run_write(
+            st.CLOSE_IDLE_SESSIONS,
+            now=now,
+            idle_before=now - timedelta(seconds=self.idle_timeout),
+            closer=closer,
+            limit=limit,
         )
         return [str(r["session_id"]) for r in found]
 
     # ------------------------------------------------------------------ activation
     async def scope_state(self, scope: str, norm_key: str) -> ScopeState:
-        found = cast(
-            list[ScopeStateRow], await self.db.run_read("scope_state", scope=scope, norm_key=norm_key)
-        )
-        row = found[0]
+        row = (await self.db.run_read(st.SCOPE_STATE, scope=scope, norm_key=norm_key))[0]
         return ScopeState(
             bool(row["has_memories"]),
             bool(row["has_procedures"]),
@@ -344,9 +320,7 @@ class GraphRepository:
 
     async def continuity_owner(self, continuity_id: str) -> ContinuityOwner | None:
         """The continuity line's scope, principal and client name (None: unknown line)."""
-        found = cast(
-            list[ContinuityOwner], await self.db.run_read("continuity_scope", continuity_id=continuity_id)
-        )
+        found = await self.db.run_read(st.CONTINUITY_SCOPE, continuity_id=continuity_id)
         return found[0] if found else None
 
     async def activate(
@@ -355,10 +329,7 @@ class GraphRepository:
         """Open the session and freeze its first retrieval: one statement, one round trip
         (activate_session, idempotent on the retrieval id). None (and nothing written) if the
         continuity line was not usable."""
-        found = cast(
-            list[ActivatedRow],
-            await self.db.run_idempotent_write("activate_session", **{**session, **retrieval}),
-        )
+        found = await self.db.run_idempotent_write(st.ACTIVATE_SESSION, **{**session, **retrieval})
         return found[0] if found and found[0]["session_id"] is not None else None
 
     async def create_retrieval(
@@ -377,17 +348,8 @@ class GraphRepository:
         the session as it was. Without a task_context to merge, guard and freeze are one statement
         (recall_retrieval, idempotent on the retrieval id)."""
         if not context_update:
-            found = cast(
-                list[RecallRetrievalRow],
-                await self.db.run_idempotent_write(
-                    "recall_retrieval",
-                    session_id=session_id,
-                    principal=principal,
-                    scope=scope,
-                    now=now,
-                    idle_before=now - timedelta(seconds=self.idle_timeout),
-                    **retrieval,
-                ),
+            found = await self.db.run_idempotent_write(
+                st.RECALL_RETRIEVAL, **self._guard_params(session_id, principal, scope, now), **retrieval
             )
             _guarded(found[0] if found and found[0]["scope"] is not None else None, session_id, scope)
             return
@@ -396,8 +358,8 @@ class GraphRepository:
             row = await self._guard_session(tx, session_id, scope, now, principal)
             await self._merge_context(tx, session_id, row, context_update, merge)
             await rows(
-                tx, self.db.q("create_retrieval"), session_id=session_id, scope=scope, now=now,
-                principal=principal, **retrieval,
+                tx, st.CREATE_RETRIEVAL, session_id=session_id, scope=scope, now=now, principal=principal,
+                **retrieval,
             )  # fmt: skip
 
         await self.db.write(work)
@@ -439,7 +401,7 @@ class GraphRepository:
             ]
             await rows(
                 tx,
-                self.db.q("expose_page"),
+                st.EXPOSE_PAGE,
                 retrieval_id=cur["retrieval_id"],
                 page=number,
                 page_memories=page_memories,
@@ -455,10 +417,7 @@ class GraphRepository:
         self, tx: AsyncManagedTransaction, cursor_id: str, session_id: str, scope: str, principal: str
     ) -> CursorRow:
         """The principal's cursor, refused unless it pages a catalog of this session and scope."""
-        found = cast(
-            list[CursorRow],
-            await rows(tx, self.db.q("cursor_for_call"), cursor_id=cursor_id, principal=principal),
-        )
+        found = await rows(tx, st.CURSOR_FOR_CALL, cursor_id=cursor_id, principal=principal)
         if not found:
             raise CursorRefused("unknown")
         cur = found[0]
@@ -470,42 +429,36 @@ class GraphRepository:
 
     async def catalog_links(self, ids: list[str]) -> list[CatalogLinkRow]:
         """The SIMILAR_TO links with an end among these memories (catalog_links)."""
-        return cast(list[CatalogLinkRow], await self.db.run_read("catalog_links", ids=ids)) if ids else []
+        return await self.db.run_read(st.CATALOG_LINKS, ids=ids) if ids else []
 
     async def memories_by_id(self, ids: list[str]) -> list[PageMemoryHome]:
-        return cast(list[PageMemoryHome], await self.db.run_read("memories_for_page", ids=ids)) if ids else []
+        return await self.db.run_read(st.MEMORIES_FOR_PAGE, ids=ids) if ids else []
 
     async def promoted(
         self, *, scope: str, kind: str, embeddings: list[list[float]], k: int
     ) -> list[PromotedHit]:
         """Lessons of other scopes whose stage lets them travel into this one (promoted_search)."""
-        found = await self.db.run_read("promoted_search", scope=scope, kind=kind, embeddings=embeddings, k=k)
-        return cast(list[PromotedHit], found)
+        return await self.db.run_read(st.PROMOTED_SEARCH, scope=scope, kind=kind, embeddings=embeddings, k=k)
 
     async def evidence_for_memories(self, ids: list[str], limit: int) -> list[EvidenceRow]:
         if not ids:
             return []
-        return cast(list[EvidenceRow], await self.db.run_read("evidence_for_memories", ids=ids, limit=limit))
+        return await self.db.run_read(st.EVIDENCE_FOR_MEMORIES, ids=ids, limit=limit)
 
     async def search_procedures(
         self, *, scope: str, embeddings: list[list[float]], floor: float, k: int
     ) -> list[ProcedureHit]:
-        found = await self.db.run_read(
-            "procedure_search_filtered" if self._filtered(self.vector_strategy) else "procedure_search",
+        return await self.db.run_read(
+            st.PROCEDURE_SEARCH_FILTERED if self._filtered(self.vector_strategy) else st.PROCEDURE_SEARCH,
             scope=scope,
             embeddings=embeddings,
             floor=floor,
             k=k,
             search_from=search_from(k),
         )
-        return cast(list[ProcedureHit], found)
 
     async def procedure_details(self, ids: list[str]) -> list[ProcedureDetailsRow]:
-        return (
-            cast(list[ProcedureDetailsRow], await self.db.run_read("procedure_details", ids=ids))
-            if ids
-            else []
-        )
+        return await self.db.run_read(st.PROCEDURE_DETAILS, ids=ids) if ids else []
 
     # ------------------------------------------------------------------ search
     async def search_direct(
@@ -521,9 +474,9 @@ class GraphRepository:
             if lucene is None:
                 return []
             found = await self.db.run_read(
-                "fulltext_search", scope=scope, lucene=lucene, k=k, embeddings=embeddings
+                st.FULLTEXT_SEARCH, scope=scope, lucene=lucene, k=k, embeddings=embeddings
             )
-            return hits(cast(list[HitsRow[FulltextHit]], found))
+            return hits(found)
 
         (vector, vector_truncated), fulltext = await asyncio.gather(
             self._vector_search(scope, embeddings, k), fulltext_hits()
@@ -547,22 +500,20 @@ class GraphRepository:
         strategy = self.vector_strategy
         if self._filtered(strategy):  # one statement: an auto-commit read
             searched = await self.db.run_read(
-                "vector_search_filtered",
+                st.VECTOR_SEARCH_FILTERED,
                 scope=scope,
                 embeddings=embeddings,
                 k=k,
                 search_from=search_from(k),
             )
-            found = hits(cast(list[HitsRow[VectorHit]], searched))
+            found = hits(searched)
             return found, _any_query_full(found, len(embeddings), k)
         # 5.26: a scope up to EXACT_SCAN_MAX is scanned in one read, which also sizes a larger one
         scan_max = {"auto": EXACT_SCAN_MAX, "scan": SCAN_ALL}.get(strategy, -1)
-        sized = cast(
-            list[ScopeScanRow],
-            await self.db.run_read(
-                "vector_scan_scope", scope=scope, embeddings=embeddings, k=k, scan_max=scan_max
-            ),
-        )[0]
+        scanned = await self.db.run_read(
+            st.VECTOR_SCAN_SCOPE, scope=scope, embeddings=embeddings, k=k, scan_max=scan_max
+        )
+        sized = scanned[0]
         if int(sized["live"]) <= scan_max:
             found = hits([sized])
             return found, _any_query_full(found, len(embeddings), k)
@@ -586,9 +537,9 @@ class GraphRepository:
         fetch = min(total, max(k, math.ceil(2 * k * total / max(scope_count, 1))))
         while True:
             fetched = await self.db.run_read(
-                "vector_search_overfetch", scope=scope, embeddings=embeddings, k=k, fetch=fetch
+                st.VECTOR_SEARCH_OVERFETCH, scope=scope, embeddings=embeddings, k=k, fetch=fetch
             )
-            found = hits(cast(list[HitsRow[VectorHit]], fetched))
+            found = hits(fetched)
             short = _any_query_short(found, len(embeddings), k)
             exhausted = fetch >= total
             if not short or exhausted or fetch >= OVERFETCH_MAX:
@@ -617,19 +568,19 @@ class GraphRepository:
         async def around() -> list[CandidateContextRow]:
             if not (context_ids or associate_ids):
                 return []
-            return cast(list[CandidateContextRow], await self.db.run_read(
-                "candidate_context", scope=scope, context_ids=context_ids, associate_ids=associate_ids,
+            return await self.db.run_read(
+                st.CANDIDATE_CONTEXT, scope=scope, context_ids=context_ids, associate_ids=associate_ids,
                 embeddings=embeddings, now=now, min_strength=min_strength, half_life_days=half_life_days,
-            ))  # fmt: skip
+            )  # fmt: skip
 
         async def walked() -> list[ConceptWalkRow]:
             if not seeds:
                 return []
-            return cast(list[ConceptWalkRow], await self.db.run_read(
-                "concept_walk", scope=scope, seeds=seeds, pool_ids=pool_ids, embeddings=embeddings,
+            return await self.db.run_read(
+                st.CONCEPT_WALK, scope=scope, seeds=seeds, pool_ids=pool_ids, embeddings=embeddings,
                 concept_fanout=walk.concept_fanout, walk_k=walk.walk_k, outside_k=walk.outside_k,
                 hub_share=walk.hub_share, hub_max=walk.hub_max,
-            ))  # fmt: skip
+            )  # fmt: skip
 
         context, reached = await asyncio.gather(around(), walked())
         row: CandidateContextRow = context[0] if context else {"neighbours": [], "associations": []}
@@ -660,12 +611,10 @@ class GraphRepository:
         }
         if self._filtered(self.vector_strategy):
             search_k = EXPERIENCE_SEARCH_PER_K * k
-            found = await self.db.run_read(
-                "experience_search", **params, search_k=search_k, search_from=search_from(search_k)
+            return await self.db.run_read(
+                st.EXPERIENCE_SEARCH, **params, search_k=search_k, search_from=search_from(search_k)
             )
-        else:
-            found = await self.db.run_read("experience", **params, window=EXPERIENCE_WINDOW)
-        return cast(list[ExperienceRow], found)
+        return await self.db.run_read(st.EXPERIENCE, **params, window=EXPERIENCE_WINDOW)
 
     # ------------------------------------------------------------------ feedback
     async def record_feedback(
@@ -688,10 +637,10 @@ class GraphRepository:
         coverage. Checking and writing together means the check holds for what is written."""
 
         async def work(tx: AsyncManagedTransaction) -> FeedbackWrite:
-            found = cast(list[FeedbackContextRow], await rows(
-                tx, self.db.q("feedback_context"), retrieval_id=retrieval_id, principal=principal,
+            found = await rows(
+                tx, st.FEEDBACK_CONTEXT, retrieval_id=retrieval_id, principal=principal,
                 memory_ids=named_memory_ids, procedure_ids=named_procedure_ids,
-            ))  # fmt: skip
+            )  # fmt: skip
             decision = decide(found[0] if found else None)
             return await self._write_feedback(
                 tx, retrieval_id, decision, retrieval_quality, missing, client_name, client_version, now
@@ -706,9 +655,7 @@ class GraphRepository:
         """Moves up to ``limit`` retrievals that feedback marked experience_pending into the
         experience vector index, in one transaction; returns how many it took off the list (fewer
         than ``limit``: none are left). Idempotent, so one auto-commit statement."""
-        found = cast(
-            list[MovedRow], await self.db.run_idempotent_write("index_pending_experience", limit=limit)
-        )
+        found = await self.db.run_idempotent_write(st.INDEX_PENDING_EXPERIENCE, limit=limit)
         return int(found[0]["moved"]) if found else 0
 
     async def _write_feedback(
@@ -728,12 +675,12 @@ class GraphRepository:
         memory_ids = sorted({e["target_id"] for e in accepted if e["target_kind"] == "memory"})
         procedure_ids = sorted({e["target_id"] for e in accepted if e["target_kind"] == "procedure"})
 
-        written = cast(list[WriteFeedbackRow], await rows(
-            tx, self.db.q("write_feedback"), retrieval_id=retrieval_id, events=events, retire=retire,
+        written = await rows(
+            tx, st.WRITE_FEEDBACK, retrieval_id=retrieval_id, events=events, retire=retire,
             memory_ids=memory_ids, procedure_ids=procedure_ids, now=now,
             client_name=client_name, client_version=client_version, retrieval_quality=retrieval_quality,
             missing=missing, declare_complete=decision.declare_complete,
-        ))  # fmt: skip
+        )  # fmt: skip
         row = written[0]
         return FeedbackWrite(
             list(row["recorded"]),
@@ -745,10 +692,7 @@ class GraphRepository:
 
     # ------------------------------------------------------------------ commit
     async def session_for_commit(self, session_id: str, principal: str) -> SessionForCommitRow | None:
-        found = cast(
-            list[SessionForCommitRow],
-            await self.db.run_read("session_for_commit", session_id=session_id, principal=principal),
-        )
+        found = await self.db.run_read(st.SESSION_FOR_COMMIT, session_id=session_id, principal=principal)
         return found[0] if found else None
 
     async def commit(
@@ -768,11 +712,11 @@ class GraphRepository:
         is written. ``was_open`` tells whether this call closed the session (read under its lock)."""
 
         async def work(tx: AsyncManagedTransaction) -> CommitOutcome:
-            found = cast(list[CommitSessionRow], await rows(
-                tx, self.db.q("commit_session"), session_id=session_id, principal=principal,
+            found = await rows(
+                tx, st.COMMIT_SESSION, session_id=session_id, principal=principal,
                 entries=trajectory, episode=episode, procedure=procedure, close=close,
                 client_name=client_name, client_version=client_version, now=now,
-            ))  # fmt: skip
+            )  # fmt: skip
             if not found:
                 raise UnknownSession(session_id)
             row = found[0]

@@ -1,7 +1,7 @@
 """Typed rows of the named Cypher statements (``cypher/*.cypher``), and the structured parameters
 the repository sends them.
 
-Every row is a ``TypedDict``: the database layer builds plain dicts (``database.as_dicts``) and the
+Every row is a ``TypedDict``: the database layer builds plain dicts (``records.as_dicts``) and the
 repository hands them on unchanged, so the types cost nothing per row — a search's hits are read by
 key in ranking's loops, and a conversion per row would be paid on every retrieval. The keys are
 exactly the statement's RETURN columns (or the keys of the maps it collects into one); each
@@ -22,6 +22,10 @@ from neo4j.time import DateTime
 JsonObject: TypeAlias = dict[str, Any]
 
 H = TypeVar("H")
+
+
+class NoRow(TypedDict):
+    """The row of a statement that returns nothing (set_session_context)."""
 
 
 # ------------------------------------------------------------------ sessions (session.cypher)
@@ -100,6 +104,12 @@ class RecallRetrievalRow(GuardRow):
     """recall_retrieval: the guard's columns and the frozen retrieval's id (null when refused)."""
 
     retrieval_id: str | None
+
+
+class RetrievalIdRow(TypedDict):
+    """create_retrieval, expose_page: the retrieval written to (the repository needs no more)."""
+
+    retrieval_id: str
 
 
 class CursorRow(TypedDict):
@@ -406,6 +416,18 @@ class CommitSessionRow(TypedDict):
 
 
 # ------------------------------------------------------------------ parameters
+class GuardParams(TypedDict):
+    """touch_session's parameters, in every statement that guards a session (session_for_call,
+    remember_call, recall_retrieval): the call's session, principal and scope, and when a session
+    last touched before ``idle_before`` counts as idle."""
+
+    session_id: str
+    principal: str
+    scope: str
+    now: datetime
+    idle_before: datetime
+
+
 class SimilarLink(TypedDict):
     """A claim's near-duplicate or update (link_similar): a stored memory by id, or an earlier
     claim of the same call by its position."""

@@ -11,14 +11,15 @@ from neo4j.exceptions import ClientError
 
 from slowave_graph.graph.cypher import CypherCatalog
 from slowave_graph.graph.database import Database, ServerInfo
+from slowave_graph.graph.errors import EmbeddingMismatch
 
 log = logging.getLogger(__name__)
 
 # The filtered vector indexes keep full-precision vectors. Neo4j 2026.09's default is BINARY
-# quantization (expansion factor 3, rescored); on the 100k benchmark, interleaved, a top-50 search
-# filtered to a 20k-memory scope took 3.7-4.0 ms (2.3-2.6 ms of Neo4j CPU) against 5.2-5.9 ms
-# (3.7-4.1) with BINARY, and found 0.969 of the exact top-50 against 0.948 (2k scope: 1.0 against
-# 0.982). A server that does not know the setting gets the index without it.
+# quantization (expansion factor 3, rescored); on the 100k benchmark, interleaved, full precision
+# was both faster and closer to the exact top-50 for a filtered search (docs/performance.md,
+# "Design choices, with their measured effect"). A server that does not know the setting gets the
+# index without it.
 VECTOR_QUANTIZATION = "NONE"
 _QUANTIZATION_KEY = "vector.quantization.type"
 
@@ -29,10 +30,6 @@ _ALREADY_EXISTS = (
     "Neo.ClientError.Schema.IndexAlreadyExists",
     "Neo.ClientError.Schema.ConstraintAlreadyExists",
 )
-
-
-class EmbeddingMismatch(RuntimeError):
-    """The database holds vectors of another embedding model than the configured one."""
 
 
 async def server_info(db: Database) -> ServerInfo:
@@ -99,8 +96,8 @@ async def ensure_schema(db: Database, model: str, dimension: int, timeout_second
         await _create(db, name, dimension)
     if info.supports_search_clause:
         await _retire_retrieval_query_index(db)
-    # a rebuilt index is repopulated from every stored text or vector (measured on 2 cores, 100k
-    # memories: 3 s full-text, ~17 s vector); allow a large store the time it needs
+    # a rebuilt index is repopulated from every stored text or vector, which takes time that grows
+    # with the store (docs/performance.md, "Floors and limits"); allow a large store the time it needs
     await db.run_schema(
         "await_indexes", timeout_seconds=max(timeout_seconds, 3600) if rebuilt else timeout_seconds
     )

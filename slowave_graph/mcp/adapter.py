@@ -31,13 +31,12 @@ from mcp.types import (
 )
 from pydantic import BaseModel, ValidationError
 
+from slowave_graph.access import bearer
 from slowave_graph.contract.common import ErrorBody, ErrorCode, FieldError
 from slowave_graph.embedding.endpoint import EndpointError
 from slowave_graph.errors import ServiceError, embedding_unavailable, from_store, timed_out, unavailable
-from slowave_graph.graph.database import DatabaseUnavailable
-from slowave_graph.graph.errors import StoreRefusal
-from slowave_graph.mcp.tokens import allowed
-from slowave_graph.services.context import LOCAL_PRINCIPAL, ClientInfo
+from slowave_graph.graph.errors import DatabaseUnavailable, StoreRefusal
+from slowave_graph.services.context import ClientInfo, granted
 from slowave_graph.telemetry import CallTimer, ToolMetrics, now, tool_call
 
 log = logging.getLogger(__name__)
@@ -123,13 +122,6 @@ def invalid_arguments(errors: list[FieldError]) -> ErrorBody:
     )
 
 
-# The ASGI scope key under which the HTTP auth layer (mcp/server.py BearerAuth) names the
-# principal whose credentials a request carried.
-PRINCIPAL_KEY = "slowave.principal"
-# ... and the scope patterns its token may use (None or absent: every scope)
-GRANTS_KEY = "slowave.grants"
-
-
 def _asgi_scope(ctx: RequestContext) -> dict[str, Any]:
     """The HTTP request's ASGI scope ({} over stdio and in process, where there is no request)."""
     asgi_scope = getattr(ctx.request, "scope", None)
@@ -139,15 +131,13 @@ def _asgi_scope(ctx: RequestContext) -> dict[str, Any]:
 def principal_of(ctx: RequestContext) -> str:
     """Who the credentials of this call belong to: set by the HTTP auth layer; stdio, and HTTP
     without a token, have one local user."""
-    principal = _asgi_scope(ctx).get(PRINCIPAL_KEY)
-    return principal if isinstance(principal, str) and principal else LOCAL_PRINCIPAL
+    return bearer.principal(_asgi_scope(ctx))
 
 
 def client_info(ctx: RequestContext) -> ClientInfo:
     """Client identity from the MCP handshake and the transport (never from tool arguments)."""
     principal = principal_of(ctx)
-    grants = _asgi_scope(ctx).get(GRANTS_KEY)
-    scopes = tuple(grants) if isinstance(grants, tuple | list) else None
+    scopes = bearer.grants(_asgi_scope(ctx))
     params = ctx.session.client_params  # None when the client did not say who it is
     info = params.client_info if params is not None else None
     return ClientInfo(
@@ -320,7 +310,7 @@ def _admitted(
         return envelope_result(_failure(validation_failure(exc)))
     client = client_info(ctx)
     scope = getattr(request, "scope", None)
-    if isinstance(scope, str) and not allowed(client.scopes, scope):
+    if isinstance(scope, str) and not granted(client.scopes, scope):
         refusal = FieldError(path="scope", message=f"scope {scope!r} is not granted to this token")
         return envelope_result(_failure(invalid_arguments([refusal])))
     return request, client

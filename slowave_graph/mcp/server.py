@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from mcp import MCPError, stdio_server
@@ -25,18 +25,18 @@ from mcp.types import (
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from slowave_graph import __version__
+from slowave_graph.access.bearer import TOKEN_PRINCIPAL, BearerAuth, grants
+from slowave_graph.access.tokens import TokensFile
 from slowave_graph.app import App
 from slowave_graph.config import Settings
 from slowave_graph.mcp import stdio
-from slowave_graph.mcp.adapter import GRANTS_KEY, PRINCIPAL_KEY, RequestContext, ToolSet
+from slowave_graph.mcp.adapter import RequestContext, ToolSet
 from slowave_graph.mcp.deadlines import BodyDeadline
 from slowave_graph.mcp.security import harden, is_loopback, transport_security
-from slowave_graph.mcp.tokens import Identity, TokensFile
 from slowave_graph.mcp.tools import INSTRUCTIONS, build_tools
-from slowave_graph.services.context import MASTER_PRINCIPAL
 from slowave_graph.telemetry import GC_PAUSES
 
 log = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ def http_routes(app: App) -> list[Route]:
         DELETE starts a new window (the load benchmark does, between phases). Only for a caller
         that may see every scope (the master token, or no authentication): the figures are the
         whole server's, every tenant's calls included."""
-        if request.scope.get(GRANTS_KEY) is not None:
+        if grants(request.scope) is not None:
             return JSONResponse({"error": "metrics cover every scope: they need the master token"}, 403)
         snapshot = {
             "tools": app.metrics.snapshot(),
@@ -156,49 +156,6 @@ def http_routes(app: App) -> list[Route]:
     ]
 
 
-# The principal of the one token in SLOWAVE_AUTH_TOKEN: sessions opened with it stay its own when
-# the token is rotated.
-TOKEN_PRINCIPAL = MASTER_PRINCIPAL
-
-
-class BearerAuth:
-    """Requires ``Authorization: Bearer <token>`` on every request except GET /health, and names
-    the principal the token belongs to (``PRINCIPAL_KEY`` in the ASGI scope) and the scopes it may
-    use (``GRANTS_KEY``; None: all). Tokens: ``static`` (token → principal, all scopes: the
-    SLOWAVE_AUTH_TOKEN) and the tokens file (mcp/tokens.py), read again when it changes."""
-
-    def __init__(self, app: ASGIApp, static: dict[str, str], file: TokensFile | None = None) -> None:
-        self.app = app
-        self.expected = [(f"Bearer {token}".encode(), name) for token, name in static.items()]
-        self.file = file
-
-    def identify(self, supplied: bytes) -> Identity | None:
-        found = None
-        for expected, name in self.expected:  # every token compared, in constant time each
-            if hmac.compare_digest(supplied, expected):
-                found = Identity(name)
-        if found is None and self.file is not None and supplied.startswith(b"Bearer "):
-            found = self.file.identify(supplied.removeprefix(b"Bearer "))
-        return found
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope.get("path") != "/health":
-            supplied = [v for k, v in scope.get("headers") or [] if k == b"authorization"]
-            # two Authorization headers are ambiguous (proxies keep different ones): refused
-            identity = self.identify(supplied[0]) if len(supplied) == 1 else None
-            if identity is None:
-                response = JSONResponse(
-                    {"error": "unauthorized", "message": "missing or wrong bearer token"},
-                    status_code=401,
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
-                await response(scope, receive, send)
-                return
-            scope[PRINCIPAL_KEY] = identity.principal
-            scope[GRANTS_KEY] = identity.scopes
-        await self.app(scope, receive, send)
-
-
 def check_http_exposure(settings: Settings) -> str | None:
     """The bearer token to require, if any; refuses a non-loopback bind without one (or a tokens
     file)."""
@@ -212,10 +169,15 @@ def check_http_exposure(settings: Settings) -> str | None:
     return token
 
 
-def http_app(app: App, server: Server[Any], tokens: dict[str, str] | None = None) -> ASGIApp:
+def http_app(
+    app: App,
+    server: Server[Any],
+    tokens: dict[str, str] | None = None,
+    mounts: Mapping[str, ASGIApp] | None = None,
+) -> ASGIApp:
     """Streamable HTTP at /mcp plus /health, behind the bearer token when one is configured, the
     Host/Origin check and the body limit. ``tokens`` (token → principal) replaces the configured
-    token."""
+    token; ``mounts`` (path → ASGI app: the serve command's dashboard) sit behind the same."""
     settings = app.settings
     token = check_http_exposure(settings)
     if tokens is None:
@@ -229,10 +191,8 @@ def http_app(app: App, server: Server[Any], tokens: dict[str, str] | None = None
         transport_security=transport_security(settings),
         custom_starlette_routes=http_routes(app),
     )
-    from slowave_graph.dashboard import build_dashboard
-
-    # behind the same auth as /mcp; a person's corrections only when SLOWAVE_DASHBOARD_ACTIONS is on
-    starlette.mount("/ui", build_dashboard(app.db, app if settings.dashboard_actions else None))
+    for path, mounted in (mounts or {}).items():
+        starlette.mount(path, mounted)
 
     # the body deadline and the Host/Origin check in front of everything, then the token, then the
     # body limit (see mcp/security.py, mcp/deadlines.py; the header deadline is uvicorn's protocol)

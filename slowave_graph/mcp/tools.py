@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic
+
 from mcp.types import ToolAnnotations
 
 from slowave_graph.contract.activate import ActivateRequest
@@ -9,7 +13,7 @@ from slowave_graph.contract.commit import CommitRequest
 from slowave_graph.contract.feedback import FeedbackRequest
 from slowave_graph.contract.recall import RecallRequest
 from slowave_graph.contract.remember import RememberRequest
-from slowave_graph.mcp.adapter import ContractTool, make_tool
+from slowave_graph.mcp.adapter import ContractTool, Handler, RequestT, make_tool
 from slowave_graph.services import Services
 from slowave_graph.telemetry import ToolMetrics
 
@@ -87,58 +91,46 @@ only updates its outcome (operation "updated", already_ended true)."""
 _WRITES = ToolAnnotations(destructive_hint=False, open_world_hint=False)
 
 
+@dataclass(frozen=True)
+class ToolSpec(Generic[RequestT]):
+    """One tool as agents see it, and which service method answers it."""
+
+    name: str
+    title: str
+    description: str
+    request_model: type[RequestT]
+    handler: Callable[[Services], Handler[RequestT]]
+    annotations: ToolAnnotations = field(default_factory=lambda: _WRITES)
+
+
+TOOLS: tuple[ToolSpec[Any], ...] = (
+    ToolSpec("slowave_activate", "Start a task and prime working memory", ACTIVATE, ActivateRequest,
+             lambda services: services.activation.activate),
+    ToolSpec("slowave_remember", "Store durable claims", REMEMBER, RememberRequest,
+             lambda services: services.remember.remember),
+    # recall records what was shown (the feedback ledger needs it), otherwise reads: not read-only
+    ToolSpec("slowave_recall", "Look up memories mid-task", RECALL, RecallRequest,
+             lambda services: services.recall.recall),
+    ToolSpec("slowave_feedback", "Assess what a retrieval showed", FEEDBACK, FeedbackRequest,
+             lambda services: services.feedback.feedback,
+             ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)),
+    ToolSpec("slowave_commit", "Close the task with its outcome", COMMIT, CommitRequest,
+             lambda services: services.commit.commit),
+)  # fmt: skip
+
+
 def build_tools(services: Services, metrics: ToolMetrics | None, timeout: float) -> list[ContractTool]:
     """The five tools; a call that outlives ``timeout`` seconds answers ``unavailable``."""
     return [
         make_tool(
-            name="slowave_activate",
-            title="Start a task and prime working memory",
-            description=ACTIVATE,
-            request_model=ActivateRequest,
-            handler=services.activation.activate,
-            annotations=_WRITES,
+            name=spec.name,
+            title=spec.title,
+            description=spec.description,
+            request_model=spec.request_model,
+            handler=spec.handler(services),
+            annotations=spec.annotations,
             metrics=metrics,
             timeout=timeout,
-        ),
-        make_tool(
-            name="slowave_remember",
-            title="Store durable claims",
-            description=REMEMBER,
-            request_model=RememberRequest,
-            handler=services.remember.remember,
-            annotations=_WRITES,
-            metrics=metrics,
-            timeout=timeout,
-        ),
-        make_tool(
-            name="slowave_recall",
-            title="Look up memories mid-task",
-            description=RECALL,
-            request_model=RecallRequest,
-            handler=services.recall.recall,
-            # records what was shown (the feedback ledger needs it), otherwise reads
-            annotations=_WRITES,
-            metrics=metrics,
-            timeout=timeout,
-        ),
-        make_tool(
-            name="slowave_feedback",
-            title="Assess what a retrieval showed",
-            description=FEEDBACK,
-            request_model=FeedbackRequest,
-            handler=services.feedback.feedback,
-            annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-            metrics=metrics,
-            timeout=timeout,
-        ),
-        make_tool(
-            name="slowave_commit",
-            title="Close the task with its outcome",
-            description=COMMIT,
-            request_model=CommitRequest,
-            handler=services.commit.commit,
-            annotations=_WRITES,
-            metrics=metrics,
-            timeout=timeout,
-        ),
+        )
+        for spec in TOOLS
     ]

@@ -36,6 +36,7 @@ from importlib import resources
 from pathlib import Path
 
 from slowave_graph.config import Settings
+from slowave_graph.exceptions import SlowaveError
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ def browser_style() -> str:
     return json.dumps(json.loads(text), separators=(",", ":"))
 
 
-class Neo4jLocalError(RuntimeError):
+class Neo4jLocalError(SlowaveError, RuntimeError):
     """The managed Neo4j could not be prepared or started; the message says what to do."""
 
 

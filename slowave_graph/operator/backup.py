@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from slowave_graph.embedding.embedder import Embedder
+from slowave_graph.exceptions import SlowaveError
 from slowave_graph.graph.database import Database
 from slowave_graph.operator.export import export_graph, scope_tally
 from slowave_graph.operator.importer import ExportFile, ImportRefused, import_export, read_export
 from slowave_graph.operator.progress import Progress
 
 
-class RestoreMismatch(RuntimeError):
+class RestoreMismatch(SlowaveError, RuntimeError):
     """After a restore the database does not hold what the backup holds."""
 
 

@@ -33,7 +33,8 @@ from slowave_graph.app import App
 from slowave_graph.contract.common import ScopeStr
 from slowave_graph.contract.remember import RememberItem
 from slowave_graph.embedding.embedder import aembed_bulk
-from slowave_graph.graph.database import rows
+from slowave_graph.exceptions import SlowaveError
+from slowave_graph.graph.records import rows
 from slowave_graph.operator.progress import Progress, bar
 from slowave_graph.services import text
 from slowave_graph.services.concepts import EXTRACTOR_VERSION, concept_links
@@ -46,7 +47,7 @@ RECORD_KEYS = frozenset({"scope", "content", "type", "occurred_at"})
 _SCOPE = TypeAdapter(ScopeStr)
 
 
-class BulkRecordError(ValueError):
+class BulkRecordError(SlowaveError, ValueError):
     """A record that is not a valid remember item (the message names the field)."""
 
 

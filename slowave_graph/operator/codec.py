@@ -21,8 +21,10 @@ from typing import Any
 
 from neo4j.time import Date, DateTime, Duration, Time
 
+from slowave_graph.exceptions import SlowaveError
 
-class UnsupportedValue(TypeError):
+
+class UnsupportedValue(SlowaveError, TypeError):
     """A property value the export format cannot carry (e.g. a spatial point)."""
 
 

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from neo4j import AsyncManagedTransaction
 
 from slowave_graph import __version__
-from slowave_graph.graph.database import Database, rows
+from slowave_graph.exceptions import SlowaveError
+from slowave_graph.graph.database import Database
+from slowave_graph.graph.records import rows
 from slowave_graph.graph.values import native
 from slowave_graph.operator.forget import actor
 from slowave_graph.services.context import new_id, utcnow
@@ -45,11 +47,11 @@ APPLIES_TO: dict[Action, tuple[str, ...]] = {
 }
 
 
-class UnknownMemory(LookupError):
+class UnknownMemory(SlowaveError, LookupError):
     """No such memory (or it is not in the scope the person named)."""
 
 
-class CorrectionRefused(ValueError):
+class CorrectionRefused(SlowaveError, ValueError):
     """The action does not apply to the memory as it is (its status), or the input is invalid."""
 
 

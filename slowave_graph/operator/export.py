@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from neo4j import AsyncManagedTransaction
 
 from slowave_graph import __version__
+from slowave_graph.exceptions import SlowaveError
 from slowave_graph.graph.database import Database
 from slowave_graph.graph.schema import server_info
 from slowave_graph.operator.codec import Checksum, encode_props, line
@@ -38,7 +39,7 @@ from slowave_graph.operator.texts import without_derived
 log = logging.getLogger(__name__)
 
 
-class ExportError(RuntimeError):
+class ExportError(SlowaveError, RuntimeError):
     """The graph holds something the export format cannot carry exactly, or a scope is missing."""
 
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from slowave_graph import __version__
+from slowave_graph.exceptions import SlowaveError
 from slowave_graph.graph.database import Database
 from slowave_graph.graph.paging import FORGOTTEN
 from slowave_graph.services.context import new_id, utcnow
@@ -27,7 +28,7 @@ from slowave_graph.services.context import new_id, utcnow
 Target = Literal["scope", "memory"]
 
 
-class UnknownTarget(LookupError):
+class UnknownTarget(SlowaveError, LookupError):
     """The scope or memory to forget does not exist (or the memory is not in the given scope)."""
 
 

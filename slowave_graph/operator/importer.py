@@ -19,9 +19,10 @@ from neo4j import AsyncManagedTransaction
 from neo4j.exceptions import ConstraintError
 
 from slowave_graph.embedding.embedder import Embedder, aembed_bulk
-from slowave_graph.graph.database import Database, rows
+from slowave_graph.exceptions import SlowaveError
+from slowave_graph.graph.database import Database
+from slowave_graph.graph.records import rows
 from slowave_graph.operator.codec import decode_props
-from slowave_graph.operator.concepts import backfill as link_concepts
 from slowave_graph.operator.export import Tally
 from slowave_graph.operator.model import (
     FORMAT_VERSION,
@@ -32,9 +33,10 @@ from slowave_graph.operator.model import (
 )
 from slowave_graph.operator.progress import Progress
 from slowave_graph.operator.texts import STORED_VECTORS, VECTOR_PROPERTY, node_text, with_derived
+from slowave_graph.services.concept_upkeep import backfill as link_concepts
 
 
-class ImportRefused(RuntimeError):
+class ImportRefused(SlowaveError, RuntimeError):
     """The import would mix embedding spaces or overwrite another scope's data; nothing (more)
     was written."""
 

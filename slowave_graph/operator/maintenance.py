@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from neo4j.time import DateTime
 
 from slowave_graph import __version__
+from slowave_graph.exceptions import SlowaveError
 from slowave_graph.graph.database import Database
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.operator.progress import Progress, bar
@@ -71,7 +72,7 @@ SERVER_ACTOR = "server"
 LESSON_PAGE = 50  # memories whose lessons are judged per round (each a few vector searches)
 
 
-class LeaseHeld(RuntimeError):
+class LeaseHeld(SlowaveError, RuntimeError):
     """Another pass holds the lease: this one did nothing."""
 
     def __init__(self, holder: str, expires_at: datetime | None) -> None:
@@ -81,7 +82,7 @@ class LeaseHeld(RuntimeError):
         self.expires_at = expires_at
 
 
-class LeaseLost(RuntimeError):
+class LeaseLost(SlowaveError, RuntimeError):
     """The lease expired mid-pass and another pass took it: this one stops."""
 
 

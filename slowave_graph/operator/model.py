@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from slowave_graph.exceptions import SlowaveError
+
 FORMAT = "slowave-graph-export"
 FORMAT_VERSION = 1
 
@@ -39,11 +41,11 @@ RELATIONSHIP_TYPES = (
 )
 
 # Derived from the memories' text, so not carried by an export (an import links them again:
-# operator/concepts.py), together with the Concept nodes they lead to.
+# services/concept_upkeep.py), together with the Concept nodes they lead to.
 DERIVED_RELATIONSHIPS = ("MENTIONS",)
 
 
-class FormatError(ValueError):
+class FormatError(SlowaveError, ValueError):
     """A file that is not a (complete, intact) slowave-graph export."""
 
 

@@ -38,7 +38,7 @@ DERIVED_PROPERTIES = {"Retrieval": ("experience_embedding",)}
 # Bookkeeping of derived data, left out of exports likewise: experience_pending marks a learned
 # retrieval whose copy is not made yet (index_pending_experience), and an import makes it at once;
 # concepts_version marks a memory whose concepts are linked — the concept layer (Concept nodes,
-# MENTIONS) is not exported, and an import links it again (operator/concepts.py); the scope's
+# MENTIONS) is not exported, and an import links it again (services/concept_upkeep.py); the scope's
 # count of active memories is recounted there too.
 _BOOKKEEPING = {
     "Retrieval": ("experience_pending",),

@@ -14,8 +14,9 @@ from slowave_graph.services.context import utcnow
 from slowave_graph.services.feedback import FeedbackService
 from slowave_graph.services.generalisation import Generaliser
 from slowave_graph.services.ranking import DEFAULT_POLICY, RankingPolicy
+from slowave_graph.services.recall import RecallService
 from slowave_graph.services.remember import RememberService
-from slowave_graph.services.retrieval import RecallService
+from slowave_graph.services.retrieval import Retriever
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,11 @@ class Services:
         pair them in retrieval (SLOWAVE_CONSOLIDATION). ``generalise``: lessons validated in
         several scopes travel to others (SLOWAVE_GENERALISATION, which the app passes; off here)."""
         generaliser = Generaliser(repo.db, embedder, enabled=generalise)
+        retriever = Retriever(repo, embedder, policy, clock, consolidate, generalise)
         return cls(
-            activation=ActivationService(repo, embedder, policy, clock, consolidate, generalise),
+            activation=ActivationService(retriever),
             remember=RememberService(repo, embedder, clock, consolidate),
-            recall=RecallService(repo, embedder, policy, clock, consolidate, generalise),
+            recall=RecallService(retriever),
             feedback=FeedbackService(repo, clock, generaliser),
             commit=CommitService(repo, embedder, clock),
             generaliser=generaliser,

@@ -16,7 +16,7 @@ from slowave_graph.services.context import ClientInfo, new_id, resolved
 from slowave_graph.services.retrieval import (
     Catalog,
     Cues,
-    RetrievingService,
+    Retriever,
     accessible_field,
     compact_procedure,
     context_cue,
@@ -44,7 +44,13 @@ def check_continuity(owner: ContinuityOwner | None, scope: str, client: ClientIn
         raise invalid("continuity_id belongs to a different client", "continuity_id")
 
 
-class ActivationService(RetrievingService):
+class ActivationService:
+    """slowave_activate: open a session and show what the scope knows of the task."""
+
+    def __init__(self, retriever: Retriever) -> None:
+        self.retriever = retriever
+        self.repo, self.policy, self.clock = retriever.repo, retriever.policy, retriever.clock
+
     async def activate(self, req: ActivateRequest, client: ClientInfo) -> ActivateResult:
         norm_key = text.scope_norm_key(req.scope)
         # The scope's state, the continuity check and the cue embeddings (CPU) overlap; embedding a

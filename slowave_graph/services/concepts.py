@@ -4,8 +4,8 @@ A memory's concepts become ``(:Concept {scope, key, name})`` nodes linked by ``M
 (cypher/memory.cypher); retrieval walks them from its best direct hits to memories that talk about
 the same specific things (services/ranking.py, cypher/retrieval.cypher ``candidate_context``).
 
-Extraction is deterministic, needs no model and costs ~0.05 ms per memory, so it runs inside every
-write. Two kinds:
+Extraction is deterministic, needs no model and costs a tiny fraction of a write, so it runs inside
+every write. Two kinds:
 
 - **entities**: runs of capitalised words (``Becoming Nicole``, ``McGee's bar`` → ``McGee``), a
   capitalised word inside a sentence (``Italy``), and words with inner capitals or all capitals
@@ -17,9 +17,9 @@ analyzer), words joined by one space — so ``Painting``, ``paintings`` and ``pa
 concept ``paint``, and an entity of one word is the same concept as that word as a term. The name
 is the first surface form seen.
 
-Measured on LoCoMo (docs/retrieval.md): these concepts lift recall as much as spaCy's
-en_core_web_sm entities, noun chunks and lemmas did, at 1/200 of the cost per write (7-13 ms per
-memory on one core for the spaCy pipeline, which would have doubled remember's CPU).
+Measured on LoCoMo: these concepts lift recall as much as spaCy's en_core_web_sm entities, noun
+chunks and lemmas did, at a tiny fraction of the cost per write (the spaCy pipeline would have
+doubled remember's CPU): docs/decisions/0008-concept-rules-not-spacy.md.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from slowave_graph.graph.rows import ConceptLink
 from slowave_graph.services.text import STOPWORDS, stem
 
 # Bump when extraction changes: memories extracted by an older version are extracted again by the
-# backfill (operator/concepts.py).
+# backfill (services/concept_upkeep.py).
 EXTRACTOR_VERSION = 1
 MAX_CONCEPTS = 16
 ENTITY_WEIGHT = 1.0

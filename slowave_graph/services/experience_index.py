@@ -4,9 +4,9 @@ The first feedback that teaches something about a retrieval marks it ``experienc
 (``write_feedback``); ``experience_search`` compares marked retrievals exactly, so the lesson counts
 from the next question on. This background job copies their query vectors into the indexed property
 a batch per transaction: a vector index commits every write transaction as a Lucene segment of its
-own, and when each feedback call wrote its own copy that cost ~7 ms of Neo4j CPU per call
-(docs/performance.md). Safe with several server processes: the statement takes its locks in id
-order and makes each copy once.
+own, and a copy written by each feedback call cost Neo4j CPU on every call (docs/performance.md,
+"Design choices, with their measured effect", "Lessons reach the experience index"). Safe with
+several server processes: the statement takes its locks in id order and makes each copy once.
 """
 
 from __future__ import annotations

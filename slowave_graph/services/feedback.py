@@ -27,8 +27,7 @@ from slowave_graph.contract.feedback import (
     SalienceChange,
 )
 from slowave_graph.errors import ServiceError, from_store, unavailable
-from slowave_graph.graph.database import DatabaseUnavailable
-from slowave_graph.graph.errors import StoreRefusal
+from slowave_graph.graph.errors import DatabaseUnavailable, StoreRefusal
 from slowave_graph.graph.repository import FeedbackDecision, GraphRepository
 from slowave_graph.graph.rows import (
     FeedbackContextRow,

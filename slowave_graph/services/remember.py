@@ -18,8 +18,7 @@ from slowave_graph.contract.remember import (
 )
 from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.errors import ServiceError
-from slowave_graph.graph.database import DatabaseUnavailable
-from slowave_graph.graph.errors import StoreRefusal
+from slowave_graph.graph.errors import DatabaseUnavailable, StoreRefusal
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.graph.rows import MemoryClaim, RememberItem, SimilarLink, StoredMemory
 from slowave_graph.services import consolidation, text

@@ -1,7 +1,8 @@
-"""Building frozen retrieval catalogs, serving their pages, and slowave_recall.
+"""Building frozen retrieval catalogs and shaping their pages: the component activate and recall
+are both composed with (services/activation.py, services/recall.py).
 
-activate and recall share this machinery: cues → direct hits (vector + full-text) → associated hits
-→ a frozen catalog of memories and procedures, paged by ``paginate``.
+cues → direct hits (vector + full-text) → associated hits → a frozen catalog of memories and
+procedures, paged by ``paginate``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, cast
 
-from slowave_graph.contract.recall import EvidenceRecord, RecallRequest, RecallResult, SourceRef
+from slowave_graph.contract.recall import EvidenceRecord, SourceRef
 from slowave_graph.contract.retrieval import (
     AccessibleField,
     Association,
@@ -26,7 +27,7 @@ from slowave_graph.contract.retrieval import (
     SourceExcerpt,
 )
 from slowave_graph.embedding.embedder import Embedder, aembed_query
-from slowave_graph.graph.paging import FORGOTTEN, Page, paginate
+from slowave_graph.graph.paging import Page, paginate
 from slowave_graph.graph.repository import CandidateContext, GraphRepository, SearchRows, WalkLimits
 from slowave_graph.graph.rows import (
     ExperienceRow,
@@ -34,14 +35,13 @@ from slowave_graph.graph.rows import (
     FulltextHit,
     JsonObject,
     PageExposure,
-    PageMemoryHome,
     ProcedureHit,
     PromotedHit,
     WalkSeed,
 )
 from slowave_graph.services import folding, needs, text, timeframe
 from slowave_graph.services.calibration import CosineScale, scale_for
-from slowave_graph.services.context import ClientInfo, cursor_id, new_id, resolved, unix, utcnow
+from slowave_graph.services.context import cursor_id, resolved, unix, utcnow
 from slowave_graph.services.excerpt import excerpt
 from slowave_graph.services.generalisation import FOREIGN_WEIGHT
 from slowave_graph.services.ranking import (
@@ -106,7 +106,11 @@ class Catalog:
         later = self.pages[number:]
         return Remaining(
             [self.memories[i] for page in later for i in page.memories],
-            [procedure_text(self.procedures[i]) for page in later for i in page.procedures],
+            [
+                procedure_hint_text(self.procedures[i].get("goal"), self.procedures[i].get("summary"))
+                for page in later
+                for i in page.procedures
+            ],
         )
 
     def freeze(self, retrieval_id: str) -> FrozenCatalog:
@@ -140,9 +144,10 @@ class Remaining:
     procedures: list[str]
 
 
-def procedure_text(row: ProcedureHit) -> str:
-    """A procedure's text as the size hint counts it."""
-    return f"{row.get('goal') or ''} {row.get('summary') or ''}"
+def procedure_hint_text(goal: str | None, summary: str | None) -> str:
+    """A procedure's text as the size hint of later pages counts it (goal and summary: what the
+    page shows; the vector's text is ``text.procedure_text``)."""
+    return f"{goal or ''} {summary or ''}"
 
 
 def policy_label(tool: str, policy: RankingPolicy) -> str:
@@ -234,17 +239,6 @@ def context_cue(context: JsonObject | None) -> str:
     return " ".join(str(value) for value in needs.context_values(context))
 
 
-def merge_context(old: JsonObject, new: JsonObject) -> JsonObject:
-    """Deep merge: new keys win, nested objects merge."""
-    merged = dict(old)
-    for key, value in new.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = merge_context(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
 class Retriever:
     """Finds what qualifies for a set of cues and reads what a page shows."""
 
@@ -252,8 +246,8 @@ class Retriever:
         self,
         repo: GraphRepository,
         embedder: Embedder,
-        policy: RankingPolicy,
-        clock: Callable[[], datetime],
+        policy: RankingPolicy = DEFAULT_POLICY,
+        clock: Callable[[], datetime] = utcnow,
         consolidate: bool = True,
         generalise: bool = False,
     ):
@@ -480,141 +474,6 @@ class Retriever:
                 )
             )
         return out
-
-
-class RetrievingService:
-    """What activate and recall share: the store, the ranking policy, the clock and a Retriever."""
-
-    def __init__(
-        self,
-        repo: GraphRepository,
-        embedder: Embedder,
-        policy: RankingPolicy = DEFAULT_POLICY,
-        clock: Callable[[], datetime] = utcnow,
-        consolidate: bool = True,
-        generalise: bool = False,
-    ) -> None:
-        self.repo = repo
-        self.policy = policy
-        self.clock = clock
-        self.retriever = Retriever(repo, embedder, policy, clock, consolidate, generalise)
-
-
-class RecallService(RetrievingService):
-    async def recall(self, req: RecallRequest, client: ClientInfo) -> RecallResult:
-        if req.continue_from is not None:
-            return await self._continue(req, req.continue_from, client)
-        assert req.query is not None
-        # A read-only session check and the query embedding (CPU) overlap. The guard proper, the
-        # idle clock and the task_context update go with the retrieval's write, so a failed recall
-        # changes nothing.
-        session, cues = await asyncio.gather(
-            self.repo.session_for_recall(
-                session_id=req.session_id, scope=req.scope, now=self.clock(), principal=client.principal
-            ),
-            self.retriever.embed_cues([req.query, req.semantic_context or ""], req.task_context),
-        )
-        stored = session.task_context
-        context = merge_context(stored, req.task_context) if req.task_context else stored
-        catalog = await self.retriever.build(
-            req.scope,
-            cues,
-            context_cue(context),
-            req.page_size or 5,
-            with_experience=session.has_learned,
-            with_procedures=session.has_procedures,
-            may_use=client.may_use,
-        )
-        retrieval_id = new_id("rec")
-        frozen = catalog.freeze(retrieval_id)
-        first = catalog.page(1)
-        mode = req.evidence
-        # Freezing the retrieval (a write) and reading what page 1 shows are independent.
-        _, (evidence, evidence_truncated), procedures = await asyncio.gather(
-            self.repo.create_retrieval(
-                session_id=req.session_id,
-                scope=req.scope,
-                kind="recall",
-                query=req.query,
-                policy_version=policy_label("recall", self.policy),
-                now=self.clock(),
-                principal=client.principal,
-                context_update=req.task_context,
-                merge=merge_context,
-                **frozen,
-            ),
-            self.retriever.evidence([c.id for c in first], mode),
-            self.retriever.full_procedures([p["id"] for p in catalog.page_procedures(1)]),
-        )
-        return RecallResult(
-            retrieval_id=retrieval_id,
-            session_id=req.session_id,
-            memories=[memory_item(c, text.query_terms(req.query)) for c in first],
-            procedures=procedures,
-            evidence=evidence,
-            evidence_mode=mode,
-            evidence_truncated=evidence_truncated,
-            retrieval_policy_version=policy_label("recall", self.policy),
-            relevant_total=len(catalog.memories),
-            catalog_truncated=catalog.truncated,
-            more_available=frozen["cursor_id"] is not None,
-            continue_from=frozen["cursor_id"],
-            accessible_field=accessible_field(catalog.after(1)),
-        )
-
-    async def _continue(self, req: RecallRequest, cursor: str, client: ClientInfo) -> RecallResult:
-        served = await self.repo.serve_cursor(
-            cursor_id=cursor, session_id=req.session_id, scope=req.scope, now=self.clock(),
-            principal=client.principal, page_of=paginate, next_cursor=cursor_id,
-        )  # fmt: skip
-        rows = {r["id"]: r for r in await self.repo.memories_by_id(served.page_ids + served.rest_ids)}
-        pathways = dict(zip(served.catalog_ids, served.catalog_pathways, strict=True))
-        why = dict(zip(served.catalog_ids, served.catalog_associations, strict=True))
-        noted = dict(zip(served.catalog_ids, served.catalog_links, strict=True))
-
-        def candidate(i: str) -> Candidate:
-            return _candidate(rows[i], req.scope, pathways[i], why[i], noted[i])
-
-        page = [candidate(i) for i in served.page_ids if i in rows]
-        rest = [candidate(i) for i in served.rest_ids if i in rows]
-        details = await self.retriever.full_procedures(served.page_procedure_ids + served.rest_procedure_ids)
-        shown = set(served.page_procedure_ids)
-        return RecallResult(
-            retrieval_id=served.retrieval_id,
-            session_id=req.session_id,
-            memories=[memory_item(c, text.query_terms(served.query)) for c in page],
-            procedures=[p for p in details if p.procedure_id in shown],
-            # evidence belongs to the first page of a result (it was offered there)
-            evidence=[],
-            evidence_mode=req.evidence,
-            evidence_truncated=False,
-            retrieval_policy_version=served.policy_version,
-            relevant_total=served.relevant_total,
-            catalog_truncated=served.catalog_truncated,
-            more_available=served.next_cursor_id is not None,
-            continue_from=served.next_cursor_id,
-            accessible_field=accessible_field(
-                Remaining(rest, [f"{p.goal} {p.summary}" for p in details if p.procedure_id not in shown])
-            ),
-        )
-
-
-def _candidate(row: PageMemoryHome, scope: str, pathway: str, association: str, links: str = "") -> Candidate:
-    noted = json.loads(links) if links else {}
-    return Candidate(
-        origin_scope=row["scope"] if row["scope"] != scope else None,
-        stage=row["stage"],
-        # a memory forgotten since the catalog was frozen is named no more
-        also_stored_as=[i for i in noted.get("also_stored_as", []) if i != FORGOTTEN],
-        conflicts_with=[i for i in noted.get("conflicts_with", []) if i != FORGOTTEN],
-        id=row["id"],
-        content=row["content"],
-        type=row["type"],
-        integration=row.get("integration"),
-        integration_version=row.get("integration_version"),
-        pathway=pathway,
-        association=json.loads(association) if association else None,
-    )
 
 
 def _as_hits(promoted: Iterable[PromotedHit]) -> list[FulltextHit]:

@@ -1,2 +1,2 @@
 """The service's own workload: synthetic memories and tool-call lifecycles. The managed Neo4j's
-JVM is trained on it (operator/jvm_training.py); the benchmarks (slowave-graph-lab) measure it."""
+JVM is trained on it (workload/jvm_training.py); the benchmarks (slowave-graph-lab) measure it."""

@@ -2,7 +2,8 @@
 
 Embedding every synthetic text is what a real import does, but at 1M memories it is impractical
 on a small machine: the generator yields ~450k distinct texts (one claim of ~35k followed by a
-sample of detail sentences), ~1 h of embedding on 2 cores before anything is written. The load
+sample of detail sentences), a long embedding run on 2 cores before anything is written
+(docs/performance.md, "Measuring", ``--fill-vectors``). The load
 benchmark measures latency, which depends on the size and the shape of the vector space (clusters
 of near neighbours around real sentence embeddings), not on each vector being the exact
 embedding of its text. So a derived fill:
@@ -12,7 +13,7 @@ embedding of its text. So a derived fill:
 * takes as a record's base vector its sentences' embeddings averaged with their word counts as
   weights (mean pooling, sentence by sentence) and renormalised. For a claim without detail
   sentences (45 % of records) that is exactly the embedding of its text; with details it is an
-  approximation (cosine to the exact embedding ≈ 0.87 on average, measured on 200 texts);
+  approximation, close to the exact embedding (docs/performance.md, "Measuring", ``--fill-vectors``);
 * adds per-record Gaussian noise (``SIGMA`` per dimension, seeded by seed, scope and serial
   number, so a rerun or a resumed fill derives the same vector) and renormalises, so every memory
   has its own vector: the expected cosine to the base is 1/sqrt(1 + d·σ²) ≈ 0.975 for d = 384.

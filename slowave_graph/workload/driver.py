@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from slowave_graph.exceptions import SlowaveError
+
 TOOLS = ("slowave_activate", "slowave_remember", "slowave_recall", "slowave_feedback", "slowave_commit")
 
 
@@ -34,7 +36,7 @@ class ToolClient(Protocol):
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolAnswer: ...
 
 
-class Refused(Exception):
+class Refused(SlowaveError):
     """A tool answered without an ok envelope."""
 
     def __init__(self, tool: str, error: dict[str, Any] | None) -> None:

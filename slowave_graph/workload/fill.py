@@ -1,5 +1,5 @@
 """A synthetic store, filled through the bulk import path: what the managed Neo4j's JVM is trained
-on (operator/jvm_training.py) and what `bench load` measures at growing sizes (slowave-graph-lab).
+on (workload/jvm_training.py) and what `bench load` measures at growing sizes (slowave-graph-lab).
 """
 
 from __future__ import annotations

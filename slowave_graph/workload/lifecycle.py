@@ -33,8 +33,8 @@ def remember_args(scope: str, session: str, rng: random.Random) -> dict[str, Any
     kind, content = synthetic.memory_text(rng)
     # The tag keeps the claim new: remember matches an exact repeat and only reinforces it, which
     # costs Neo4j no index writes. It comes from the OS, not from rng: a seeded tag repeated the
-    # previous run's claims on a reused database, whose remembers then ran at 75-105/s against
-    # ~50/s for new claims.
+    # previous run's claims on a reused database, whose remembers then ran much faster than new
+    # claims do (docs/performance.md, "Measuring").
     return driver.session_args(scope, session, type=kind, content=f"{content} ({secrets.token_hex(5)})")
 
 

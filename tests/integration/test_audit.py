@@ -20,7 +20,7 @@ from slowave_graph.contract.recall import RecallRequest
 from slowave_graph.contract.remember import RememberBatchResult, RememberRequest
 from slowave_graph.operator.audit import CHECKS, Acknowledged, audit, audit_acknowledged
 from slowave_graph.services.context import ClientInfo
-from tests.conftest import Neo4jTarget
+from tests.support.neo4j import Neo4jTarget
 
 pytestmark = pytest.mark.neo4j
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import SERVER
+from tests.support.servers import SERVER
 
 pytestmark = pytest.mark.neo4j
 

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 from slowave_graph.app import App
+from slowave_graph.neo4j_local.manager import free_port
 from slowave_graph.workload import synthetic
 from slowave_graph_lab.bench import load, load_report
-from tests.conftest import Neo4jTarget, free_port
+from tests.support.neo4j import Neo4jTarget
 
 
 async def test_bench_load_small(app: App, neo4j: Neo4jTarget, scope: str, tmp_path: Path) -> None:

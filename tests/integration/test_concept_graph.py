@@ -15,10 +15,10 @@ from mcp import Client
 from slowave_graph.app import App
 from slowave_graph.graph.repository import WalkLimits
 from slowave_graph.mcp.server import build_server
-from slowave_graph.operator import concepts as backfill
+from slowave_graph.services import concept_upkeep as backfill
 from slowave_graph.services.context import utcnow
 from slowave_graph.services.ranking import DEFAULT_POLICY
-from tests.mcp_helpers import activate, call, ok, recall, settle
+from tests.support.mcp_helpers import activate, call, ok, recall, settle
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 

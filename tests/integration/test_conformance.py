@@ -1,4 +1,4 @@
-"""The conformance scenarios (tests/conformance.py) through the SDK's real client: in-process (one test per item), over stdio and over
+"""The conformance scenarios (tests/support/conformance.py) through the SDK's real client: in-process (one test per item), over stdio and over
 streamable HTTP (server processes), plus the items that need restarts, two processes or a short
 idle timeout."""
 
@@ -15,11 +15,12 @@ from mcp import Client
 from slowave_graph.app import App, open_app
 from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.mcp.server import build_server
-from tests import fidelity  # noqa: F401  (registers the contract-fidelity scenarios)
-from tests.conformance import SCENARIOS, seeded
-from tests.conftest import Neo4jTarget, free_port
-from tests.mcp_helpers import activate, call, commit, error, recall, remember, settle
-from tests.servers import CLIENT_INFO, http_server, stdio_params
+from slowave_graph.neo4j_local.manager import free_port
+from tests.support import fidelity  # noqa: F401  (registers the contract-fidelity scenarios)
+from tests.support.conformance import SCENARIOS, seeded
+from tests.support.mcp_helpers import activate, call, commit, error, recall, remember, settle
+from tests.support.neo4j import Neo4jTarget
+from tests.support.servers import CLIENT_INFO, http_server, stdio_params
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 
@@ -84,7 +85,7 @@ async def test_cursors_and_continuity_work_across_processes(
     neo4j: Neo4jTarget, http_url: str, scope: str
 ) -> None:
     """Item 11 (continuity survives a restart) and frozen cursors served by another process."""
-    from tests.conformance import AUDIT_NOTES, seeded
+    from tests.support.conformance import AUDIT_NOTES, seeded
 
     async with Client(http_url, client_info=CLIENT_INFO) as client:
         await seeded(client, scope, AUDIT_NOTES[:12])

@@ -14,8 +14,8 @@ from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services import Services
 from slowave_graph.services.ranking import policy_for
-from tests.mcp_helpers import activate, call, ok, recall, remember, settle
-from tests.servers import CLIENT_INFO
+from tests.support.mcp_helpers import activate, call, ok, recall, remember, settle
+from tests.support.servers import CLIENT_INFO
 
 pytestmark = pytest.mark.neo4j
 

@@ -19,10 +19,10 @@ from slowave_graph.operator.audit import audit
 from slowave_graph.operator.corrections import CorrectionRefused, UnknownMemory
 from slowave_graph.operator.export import export_graph
 from slowave_graph.operator.forget import forget
-from tests.conftest import run_cli
 from tests.integration.test_forget import fingerprint
-from tests.mcp_helpers import activate, remember, settle
-from tests.servers import CLIENT_INFO
+from tests.support.cli import run_cli
+from tests.support.mcp_helpers import activate, remember, settle
+from tests.support.servers import CLIENT_INFO
 
 pytestmark = pytest.mark.neo4j
 

@@ -12,7 +12,7 @@ from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator.audit import audit
 from slowave_graph_lab.demo.lifecycle import run_demo
-from tests.conftest import run_cli
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.neo4j
 

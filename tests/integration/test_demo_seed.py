@@ -12,8 +12,8 @@ from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.contract.remember import RememberRequest
 from slowave_graph_lab.demo.data import CLAIMS, EVENTS, ONBOARDING
 from slowave_graph_lab.demo.seed import DEMO_CLIENT, DemoScopeInUse, census, ensure_demo, summary
-from tests.conftest import Neo4jTarget
-from tests.demo_helpers import DEMO_TASKS, shared_demo
+from tests.support.demo_helpers import DEMO_TASKS, shared_demo
+from tests.support.neo4j import Neo4jTarget
 
 pytestmark = pytest.mark.neo4j
 

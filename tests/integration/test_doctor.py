@@ -13,7 +13,7 @@ import pytest
 from slowave_graph.cli import main
 from slowave_graph.commands.doctor import check_clients, check_database, check_embedding, check_http
 from slowave_graph.config import Settings
-from tests.conftest import Neo4jTarget
+from tests.support.neo4j import Neo4jTarget
 
 pytestmark = pytest.mark.lts  # also run against the 5.26 LTS line (scripts/test)
 

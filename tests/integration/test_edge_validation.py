@@ -18,9 +18,9 @@ from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
-from tests.conftest import Neo4jTarget
-from tests.mcp_helpers import activate, call, commit, error, settle
-from tests.servers import CLIENT_INFO, SERVER
+from tests.support.mcp_helpers import activate, call, commit, error, settle
+from tests.support.neo4j import Neo4jTarget
+from tests.support.servers import CLIENT_INFO, SERVER
 
 pytestmark = pytest.mark.neo4j
 

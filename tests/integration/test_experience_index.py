@@ -15,7 +15,7 @@ from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services import Services
 from slowave_graph.services.experience_index import ExperienceIndexer
-from tests.mcp_helpers import activate, mark_helped, remember
+from tests.support.mcp_helpers import activate, mark_helped, remember
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 

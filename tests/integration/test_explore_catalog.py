@@ -22,8 +22,8 @@ from slowave_graph.explore.run import run_catalog_query
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator.export import export_graph
 from slowave_graph.operator.importer import import_export, read_export
-from tests.conformance import DEPLOY_PROCEDURE
-from tests.mcp_helpers import activate, call, commit, ok, recall
+from tests.support.conformance import DEPLOY_PROCEDURE
+from tests.support.mcp_helpers import activate, call, commit, ok, recall
 
 pytestmark = pytest.mark.neo4j
 

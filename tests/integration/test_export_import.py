@@ -26,7 +26,7 @@ from slowave_graph.operator.export import Tally, export_graph
 from slowave_graph.operator.importer import ImportRefused, import_export, read_export
 from slowave_graph.operator.model import FormatError
 from slowave_graph.services.context import LOCAL_PRINCIPAL, ClientInfo
-from tests.conftest import run_cli
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.neo4j
 
@@ -331,7 +331,7 @@ async def test_a_learned_retrieval_comes_back_with_its_experience_vector(
     from mcp import Client
 
     from slowave_graph.mcp.server import build_server
-    from tests.mcp_helpers import activate, mark_helped, remember
+    from tests.support.mcp_helpers import activate, mark_helped, remember
 
     copies = (
         "MATCH (r:Retrieval {scope: $scope}) WHERE r.experience_embedding IS NOT NULL "

@@ -12,8 +12,8 @@ from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
-from tests.conformance import DEPLOY_PROCEDURE, remember_many
-from tests.mcp_helpers import activate, call, commit, error, ok, paths, settle
+from tests.support.conformance import DEPLOY_PROCEDURE, remember_many
+from tests.support.mcp_helpers import activate, call, commit, error, ok, paths, settle
 
 pytestmark = pytest.mark.neo4j
 

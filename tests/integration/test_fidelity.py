@@ -1,5 +1,5 @@
 """Contract fidelity with the reference Slowave contract: the point that needs two clients of one server (17). The others
-are scenarios (tests/fidelity.py) that run with the conformance suite, in-process, over stdio and
+are scenarios (tests/support/fidelity.py) that run with the conformance suite, in-process, over stdio and
 over streamable HTTP (test_conformance.py); 16b (committing a session the idle reaper closed) is
 part of its item 13."""
 
@@ -11,7 +11,7 @@ from mcp.types import Implementation
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
-from tests.mcp_helpers import activate, call, error
+from tests.support.mcp_helpers import activate, call, error
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 

@@ -25,8 +25,8 @@ from slowave_graph.graph.stats import collect_stats
 from slowave_graph.operator.audit import audit
 from slowave_graph.operator.forget import UnknownTarget, forget, plan
 from slowave_graph.services.concepts import concept_key
-from tests.conftest import run_cli
 from tests.integration.test_audit import CLAIMS, CLIENT, commit_request, history
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.neo4j
 

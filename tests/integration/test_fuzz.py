@@ -33,8 +33,8 @@ from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
-from tests.mcp_helpers import TOOL_NAMES, activate, call, remember, settle
-from tests.servers import CLIENT_INFO
+from tests.support.mcp_helpers import TOOL_NAMES, activate, call, remember, settle
+from tests.support.servers import CLIENT_INFO
 
 pytestmark = pytest.mark.neo4j
 

@@ -31,15 +31,15 @@ from slowave_graph.services import Services, generalisation
 from slowave_graph.services.context import ClientInfo
 from slowave_graph.services.generalisation import Generaliser
 from slowave_graph.workload import driver
-from tests.mcp_helpers import activate, call, ok, remember
-from tests.servers import CLIENT_INFO
+from tests.support.mcp_helpers import activate, call, ok, remember
+from tests.support.servers import CLIENT_INFO
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 
 
 @pytest.fixture
 def general(app: App) -> App:
-    """The suite's app with generalisation on (the suite runs with it off: tests/conftest.py)."""
+    """The suite's app with generalisation on (the suite runs with it off: tests/support/neo4j.py)."""
     return dataclasses.replace(app, services=Services.build(app.repo, app.embedder, generalise=True))
 
 

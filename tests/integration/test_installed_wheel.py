@@ -18,9 +18,10 @@ import pytest
 from mcp import Client
 
 from slowave_graph import __version__
-from tests.conftest import Neo4jTarget, free_port
-from tests.mcp_helpers import TOOL_NAMES, activate
-from tests.servers import CLIENT_INFO
+from slowave_graph.neo4j_local.manager import free_port
+from tests.support.mcp_helpers import TOOL_NAMES, activate
+from tests.support.neo4j import Neo4jTarget
+from tests.support.servers import CLIENT_INFO
 
 pytestmark = pytest.mark.neo4j
 

@@ -27,8 +27,8 @@ from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator.audit import audit
 from slowave_graph_lab.bench.soak import scope_tag, tag_of, tagged
-from tests.mcp_helpers import call, commit_args, ok
-from tests.servers import CLIENT_INFO
+from tests.support.mcp_helpers import call, commit_args, ok
+from tests.support.servers import CLIENT_INFO
 
 pytestmark = pytest.mark.neo4j
 

@@ -11,8 +11,8 @@ from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
-from tests.conformance import seeded
-from tests.mcp_helpers import activate, call, commit, ok, recall, settle
+from tests.support.conformance import seeded
+from tests.support.mcp_helpers import activate, call, commit, ok, recall, settle
 
 pytestmark = pytest.mark.neo4j
 

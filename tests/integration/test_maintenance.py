@@ -34,10 +34,10 @@ from slowave_graph.services.consolidation import SIMILAR_VERSION
 from slowave_graph.services.context import utcnow
 from slowave_graph.services.ranking import DEFAULT_POLICY, policy_for
 from slowave_graph.workload.driver import complete_feedback
-from tests.conftest import run_cli
 from tests.integration.test_concept_graph import LIMITS
-from tests.mcp_helpers import activate, call, ok, recall, remember
-from tests.servers import CLIENT_INFO
+from tests.support.cli import run_cli
+from tests.support.mcp_helpers import activate, call, ok, recall, remember
+from tests.support.servers import CLIENT_INFO
 
 pytestmark = pytest.mark.neo4j
 

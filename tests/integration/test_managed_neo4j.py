@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Neo4jTarget
+from tests.support.neo4j import Neo4jTarget
 
 
 def test_the_managed_neo4j_starts_from_the_recorded_aot_cache(neo4j: Neo4jTarget) -> None:

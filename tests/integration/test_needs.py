@@ -9,7 +9,7 @@ from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
-from tests.mcp_helpers import activate, recall, remember, settle
+from tests.support.mcp_helpers import activate, recall, remember, settle
 
 pytestmark = pytest.mark.neo4j
 

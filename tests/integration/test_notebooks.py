@@ -18,8 +18,8 @@ from nbclient import NotebookClient
 
 from slowave_graph.app import App
 from slowave_graph_lab.notebooks import SCOPE_ENV
-from tests.conftest import Neo4jTarget
-from tests.demo_helpers import shared_demo
+from tests.support.demo_helpers import shared_demo
+from tests.support.neo4j import Neo4jTarget
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 

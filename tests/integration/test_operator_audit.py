@@ -13,9 +13,9 @@ from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.mcp.server import build_server
-from tests.conformance import DEPLOY_PROCEDURE
-from tests.conftest import run_cli
-from tests.mcp_helpers import activate, commit, remember, settle
+from tests.support.cli import run_cli
+from tests.support.conformance import DEPLOY_PROCEDURE
+from tests.support.mcp_helpers import activate, commit, remember, settle
 
 pytestmark = pytest.mark.neo4j
 

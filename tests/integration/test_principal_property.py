@@ -27,12 +27,13 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from slowave_graph.access.tokens import TokensFile
 from slowave_graph.app import App
-from slowave_graph.mcp.server import build_server, http_app
-from slowave_graph.mcp.tokens import TokensFile
+from slowave_graph.commands.serve import site
+from slowave_graph.mcp.server import build_server
 from slowave_graph.operator.audit import audit
-from tests.mcp_helpers import call, commit_args
-from tests.servers import client_as, serve_in_process
+from tests.support.mcp_helpers import call, commit_args
+from tests.support.servers import client_as, serve_in_process
 
 pytestmark = [pytest.mark.neo4j]
 
@@ -189,7 +190,7 @@ async def test_two_principals_cannot_touch_each_others_work(app: App, tmp_path: 
     served = dataclasses.replace(app, settings=settings)
     run = Run(random.Random(SEED))
     async with (
-        serve_in_process(http_app(served, build_server(served))) as base,
+        serve_in_process(site(served, build_server(served))) as base,
         client_as(base, tokens["alice"]) as alice_client,
         client_as(base, tokens["mallory"]) as mallory_client,
     ):

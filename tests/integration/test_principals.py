@@ -16,9 +16,10 @@ import httpx2
 import pytest
 
 from slowave_graph.app import App
-from slowave_graph.mcp.server import build_server, http_app
-from tests.mcp_helpers import activate, call, commit_args, error, ok, recall, remember, settle
-from tests.servers import client_as, serve_in_process
+from slowave_graph.commands.serve import site
+from slowave_graph.mcp.server import build_server
+from tests.support.mcp_helpers import activate, call, commit_args, error, ok, recall, remember, settle
+from tests.support.servers import client_as, serve_in_process
 
 pytestmark = [pytest.mark.neo4j]
 
@@ -28,7 +29,7 @@ PROCEDURE = {"summary": "Planted", "context": {}, "steps": [{"summary": "Do what
 
 @pytest.fixture(scope="module")
 async def base(app: App) -> AsyncIterator[str]:
-    async with serve_in_process(http_app(app, build_server(app), tokens=TOKENS)) as url:
+    async with serve_in_process(site(app, build_server(app), tokens=TOKENS)) as url:
         yield url
 
 

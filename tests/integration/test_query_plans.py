@@ -11,7 +11,7 @@ import pytest
 from neo4j import GraphDatabase
 
 from slowave_graph.graph.cypher import catalog
-from tests.conftest import Neo4jTarget
+from tests.support.neo4j import Neo4jTarget
 
 pytestmark = pytest.mark.lts  # also run against the 5.26 LTS line (scripts/test)
 

@@ -8,8 +8,8 @@ import pytest
 from neo4j import AsyncManagedTransaction, GraphDatabase
 
 from slowave_graph.app import App
-from slowave_graph.graph.database import as_dicts, rows
-from tests.conftest import Neo4jTarget
+from slowave_graph.graph.records import as_dicts, rows
+from tests.support.neo4j import Neo4jTarget
 
 pytestmark = pytest.mark.neo4j
 

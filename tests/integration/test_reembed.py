@@ -17,7 +17,8 @@ from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.embedding.embedder import DEFAULT_MODEL, MULTILINGUAL_MODEL, Embedder
 from slowave_graph.embedding.endpoint import EndpointConfig, EndpointEmbedder
 from slowave_graph.embedding.multilingual import MultilingualE5Embedder
-from slowave_graph.graph.schema import EmbeddingMismatch, ensure_schema
+from slowave_graph.graph.errors import EmbeddingMismatch
+from slowave_graph.graph.schema import ensure_schema
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator.audit import audit
 from slowave_graph.operator.backup import backup, restore
@@ -27,11 +28,11 @@ from slowave_graph.operator.reembed import reembed
 from slowave_graph.services import Services
 from slowave_graph.services.context import ClientInfo
 from slowave_graph.workload import driver
-from tests.conformance import DEPLOY_PROCEDURE
-from tests.conftest import Neo4jTarget, managed_neo4j_settings, private_neo4j
-from tests.embedding_stub import KEY as STUB_KEY
-from tests.embedding_stub import embedding_stub
-from tests.mcp_helpers import activate, call, commit, error, remember, settle
+from tests.support.conformance import DEPLOY_PROCEDURE
+from tests.support.embedding_stub import KEY as STUB_KEY
+from tests.support.embedding_stub import embedding_stub
+from tests.support.mcp_helpers import activate, call, commit, error, remember, settle
+from tests.support.neo4j import Neo4jTarget, managed_neo4j_settings, private_neo4j
 
 pytestmark = pytest.mark.neo4j
 

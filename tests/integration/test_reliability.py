@@ -33,7 +33,7 @@ from slowave_graph.graph.database import Database
 from slowave_graph.neo4j_local.manager import ManagedNeo4j
 from slowave_graph_lab.bench.servers import ServerProcess, server_fleet, stop_server
 from slowave_graph_lab.bench.soak import TOOLS, SoakConfig, SoakStats, run_clients, soak_scopes, verify
-from tests.conftest import managed_neo4j_settings
+from tests.support.neo4j import managed_neo4j_settings
 
 pytestmark = pytest.mark.neo4j
 

@@ -12,7 +12,7 @@ from slowave_graph.graph.errors import SessionEnded, SessionScopeMismatch, Unkno
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services import text
 from slowave_graph.services.context import LOCAL_PRINCIPAL, new_id, utcnow
-from tests.mcp_helpers import activate, call, error, ok, paths, recall, remember
+from tests.support.mcp_helpers import activate, call, error, ok, paths, recall, remember
 
 pytestmark = pytest.mark.neo4j
 

@@ -13,18 +13,18 @@ from neomodel import adb
 from slowave_graph.app import App, database_embedder, open_app
 from slowave_graph.embedding.embedder import DEFAULT_MODEL, INT8_MODEL, load_embedder
 from slowave_graph.graph import models
+from slowave_graph.graph.errors import EmbeddingMismatch
 from slowave_graph.graph.repository import hits
 from slowave_graph.graph.schema import (
     VECTOR_QUANTIZATION,
-    EmbeddingMismatch,
     check_embedding_space,
     ensure_schema,
     vector_config,
 )
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services import text
-from tests.conftest import Neo4jTarget
-from tests.mcp_helpers import activate, call, commit, mark_helped, ok, remember
+from tests.support.mcp_helpers import activate, call, commit, mark_helped, ok, remember
+from tests.support.neo4j import Neo4jTarget
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 
@@ -600,17 +600,18 @@ async def test_vectors_are_stored_as_float32(app: App, scope: str) -> None:
     from slowave_graph.services.activation import ActivationService
     from slowave_graph.services.context import ClientInfo
     from slowave_graph.services.remember import RememberService
+    from slowave_graph.services.retrieval import Retriever
 
     embedder = _Float64Detail(app.embedder)
     client = ClientInfo("test", "1")
-    first = await ActivationService(app.repo, embedder).activate(
+    first = await ActivationService(Retriever(app.repo, embedder)).activate(
         ActivateRequest(scope=scope, task="Which port does the billing API use?", initial_goal="port"), client
     )
     await RememberService(app.repo, embedder).remember(
         RememberRequest(scope=scope, session_id=first.session_id, content="The billing API listens on 8443",
                         type="fact"), client
     )  # fmt: skip
-    second = await ActivationService(app.repo, embedder).activate(
+    second = await ActivationService(Retriever(app.repo, embedder)).activate(
         ActivateRequest(scope=scope, task="Which port does the billing API use?", initial_goal="port"), client
     )
     found = await app.db.driver.execute_query(

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Neo4jTarget, free_port
+from slowave_graph.neo4j_local.manager import free_port
 from tests.integration.test_token_grants import new_token
-from tests.mcp_helpers import activate, commit, recall, remember, settle
-from tests.servers import client_as, server_fleet
+from tests.support.mcp_helpers import activate, commit, recall, remember, settle
+from tests.support.neo4j import Neo4jTarget
+from tests.support.servers import client_as, server_fleet
 
 pytestmark = pytest.mark.neo4j
 

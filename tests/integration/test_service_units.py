@@ -13,8 +13,9 @@ import httpx2
 import pytest
 
 from slowave_graph.clients.spec import command_prefix
+from slowave_graph.neo4j_local.manager import free_port
 from slowave_graph.operator import service
-from tests.conftest import Neo4jTarget, free_port
+from tests.support.neo4j import Neo4jTarget
 from tests.unit.test_service import environment, exec_argv
 
 pytestmark = pytest.mark.neo4j

@@ -14,8 +14,8 @@ from slowave_graph.graph.errors import SessionEnded
 from slowave_graph.graph.repository import GraphRepository
 from slowave_graph.mcp.server import build_server
 from slowave_graph.services.context import LOCAL_PRINCIPAL, utcnow
-from tests.conformance import DEPLOY_PROCEDURE
-from tests.mcp_helpers import activate, call, commit, error, ok, recall, remember, settle
+from tests.support.conformance import DEPLOY_PROCEDURE
+from tests.support.mcp_helpers import activate, call, commit, error, ok, recall, remember, settle
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.lts]
 

@@ -15,10 +15,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from slowave_graph.app import App
+from slowave_graph.commands.serve import site
 from slowave_graph.mcp.deadlines import BodyDeadline, DeadlineH11Protocol
-from slowave_graph.mcp.server import build_server, http_app
+from slowave_graph.mcp.server import build_server
 from slowave_graph.neo4j_local.manager import free_port
-from tests.servers import _Uvicorn
+from tests.support.servers import _Uvicorn
 
 HEADER_TIMEOUT = 1.0
 BODY_TIMEOUT = 1.0
@@ -35,7 +36,7 @@ class QuickDeadlines(DeadlineH11Protocol):
 @asynccontextmanager
 async def guarded_server(app: App, tokens: dict[str, str] | None = None) -> AsyncIterator[int]:
     port = free_port()
-    asgi = BodyDeadline(http_app(app, build_server(app), tokens), timeout=BODY_TIMEOUT)
+    asgi = BodyDeadline(site(app, build_server(app), tokens), timeout=BODY_TIMEOUT)
     config = uvicorn.Config(asgi, host="127.0.0.1", port=port, log_level="warning", http=QuickDeadlines)
     server = _Uvicorn(config)
     task = asyncio.create_task(server.serve())

@@ -20,8 +20,8 @@ from mcp import Client
 from slowave_graph.app import open_app
 from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.mcp.server import build_server
-from tests.conftest import Neo4jTarget
-from tests.mcp_helpers import activate, call, error
+from tests.support.mcp_helpers import activate, call, error
+from tests.support.neo4j import Neo4jTarget
 
 TOOL_TIMEOUT = 2.0
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Neo4jTarget
-from tests.mcp_helpers import TOOL_NAMES
+from tests.support.mcp_helpers import TOOL_NAMES
+from tests.support.neo4j import Neo4jTarget
 
 pytestmark = pytest.mark.neo4j
 

@@ -1,4 +1,4 @@
-"""Named tokens with scope grants (mcp/tokens.py): a token works only in the scopes it was granted —
+"""Named tokens with scope grants (access/tokens.py): a token works only in the scopes it was granted —
 a call outside them is refused and writes nothing — the dashboard shows only granted scopes, and a
 token revoked with `slowave-graph token revoke` is refused at its next request."""
 
@@ -15,9 +15,10 @@ import pytest
 from mcp import Client
 
 from slowave_graph.app import App
-from slowave_graph.mcp.server import build_server, http_app
-from tests.mcp_helpers import activate, call, commit_args, error, ok, recall, remember, settle
-from tests.servers import SERVER, client_as, serve_in_process
+from slowave_graph.commands.serve import site
+from slowave_graph.mcp.server import build_server
+from tests.support.mcp_helpers import activate, call, commit_args, error, ok, recall, remember, settle
+from tests.support.servers import SERVER, client_as, serve_in_process
 
 pytestmark = [pytest.mark.neo4j]
 
@@ -53,7 +54,7 @@ async def test_tokens_work_only_in_their_granted_scopes(app: App, scope: str, tm
 
     settings = app.settings.model_copy(update={"tokens_file": tokens})
     served = dataclasses.replace(app, settings=settings)
-    async with serve_in_process(http_app(served, build_server(served))) as base:
+    async with serve_in_process(site(served, build_server(served))) as base:
         async with client_as(base, alice) as client:
             for granted in (shop, alice_a, alice_b):
                 act = await activate(client, granted, "Note the deploy rules")
@@ -106,7 +107,7 @@ async def test_grants_hold_on_feedback_and_commit_and_a_reissued_name_inherits_n
 
     settings = app.settings.model_copy(update={"tokens_file": tokens})
     served = dataclasses.replace(app, settings=settings)
-    async with serve_in_process(http_app(served, build_server(served))) as base:
+    async with serve_in_process(site(served, build_server(served))) as base:
         async with client_as(base, first) as client:
             act = await activate(client, shop, "Note the deploy rules")
             stored = await remember(client, shop, act["session_id"], "Shop deploys need a green build")
@@ -161,7 +162,7 @@ async def test_a_narrow_token_cannot_count_or_locate_other_scopes(
     token = new_token(tokens, "erin", shop)
     settings = app.settings.model_copy(update={"tokens_file": tokens})
     served = dataclasses.replace(app, settings=settings)
-    async with serve_in_process(http_app(served, build_server(served))) as base:
+    async with serve_in_process(site(served, build_server(served))) as base:
         async with client_as(base, token) as client:
             act = await activate(client, shop, "Note the deploy rules")
             assert not [w for w in act.get("warnings", []) if variant in w["message"]]  # not granted

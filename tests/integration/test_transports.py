@@ -17,10 +17,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from slowave_graph.embedding.embedder import DEFAULT_MODEL
-from slowave_graph.neo4j_local.manager import pid_alive
-from tests.conftest import Neo4jTarget, free_port
-from tests.mcp_helpers import TOOL_NAMES, activate, call, error, remember
-from tests.servers import CLIENT_INFO, SERVER, http_server, stdio_params
+from slowave_graph.neo4j_local.manager import free_port, pid_alive
+from tests.support.mcp_helpers import TOOL_NAMES, activate, call, error, remember
+from tests.support.neo4j import Neo4jTarget
+from tests.support.servers import CLIENT_INFO, SERVER, http_server, stdio_params
 
 pytestmark = pytest.mark.neo4j
 

@@ -40,7 +40,7 @@ from slowave_graph.embedding.embedder import (
     quantized_graph,
     resolve_model_path,
 )
-from tests.reference_vectors import TEXTS, stored
+from tests.support.reference_vectors import TEXTS, stored
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def int8() -> OnnxInt8Embedder:
 
 @pytest.fixture(scope="module")
 def float_vectors() -> np.ndarray:
-    """The float model's vectors, as sentence-transformers computes them (tests/reference_vectors.py)."""
+    """The float model's vectors, as sentence-transformers computes them (tests/support/reference_vectors.py)."""
     return stored()
 
 

@@ -1,5 +1,5 @@
 """Embeddings from an OpenAI-compatible endpoint, against a local server that speaks the API
-(tests/embedding_stub.py): batching, order, normalisation, retries of transient failures, a
+(tests/support/embedding_stub.py): batching, order, normalisation, retries of transient failures, a
 timeout, a wrong size, a bad key (never retried, never echoed), names that carry the size, and
 the settings that choose it all. No real provider is ever called."""
 
@@ -15,7 +15,7 @@ import pytest
 from slowave_graph.config import Settings
 from slowave_graph.embedding.embedder import load_embedder
 from slowave_graph.embedding.endpoint import EndpointConfig, EndpointEmbedder, EndpointError, parse_name
-from tests.embedding_stub import KEY, embedding_stub
+from tests.support.embedding_stub import KEY, embedding_stub
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.reference_vectors import computed, stored
+from tests.support.reference_vectors import computed, stored
 
 pytestmark = pytest.mark.torch
 

@@ -13,9 +13,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from slowave_graph.access.bearer import BearerAuth
 from slowave_graph.config import Settings
 from slowave_graph.mcp.security import allowed_hosts, harden, host_matches, origin_matches, transport_security
-from slowave_graph.mcp.server import BearerAuth
 
 
 async def echo(request: Request) -> JSONResponse:

@@ -20,7 +20,9 @@ from tenacity import RetryCallState
 
 from slowave_graph.contract.common import ErrorCode
 from slowave_graph.errors import unavailable
-from slowave_graph.graph.database import Database, DatabaseUnavailable, is_retryable, is_unavailable
+from slowave_graph.graph.database import Database
+from slowave_graph.graph.errors import DatabaseUnavailable
+from slowave_graph.graph.retry import is_retryable, is_unavailable, retrying
 
 DEADLOCK = Neo4jError._hydrate_neo4j(
     code="Neo.TransientError.Transaction.DeadlockDetected", message="deadlock"
@@ -47,15 +49,14 @@ def test_what_is_retried(error: BaseException, retried: bool, unavailable_after:
 
 
 def test_back_off_is_jittered_exponential_and_bounded() -> None:
-    db = Database(driver=None, database="neo4j", retry_seconds=20.0)  # type: ignore[arg-type]
-    wait = db._retrying().wait
+    wait = retrying(20.0).wait
     assert wait is not None
     for attempt in range(1, 40):
-        state = RetryCallState(retry_object=db._retrying(), fn=None, args=(), kwargs={})
+        state = RetryCallState(retry_object=retrying(20.0), fn=None, args=(), kwargs={})
         state.attempt_number = attempt
         samples = [wait(state) for _ in range(50)]
         assert all(0 <= s <= min(2.0, 0.05 * 2**attempt) for s in samples), (attempt, max(samples))
-    assert db._retrying().stop is not None
+    assert retrying(20.0).stop is not None
 
 
 class FakeSession:

@@ -1,4 +1,4 @@
-"""Named tokens (mcp/tokens.py) and the stdio line repair (mcp/stdio.py): pure logic, no server."""
+"""Named tokens (access/tokens.py) and the stdio line repair (mcp/stdio.py): pure logic, no server."""
 
 from __future__ import annotations
 
@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from slowave_graph.mcp.server import TOKEN_PRINCIPAL
-from slowave_graph.mcp.tokens import TokensFile, allowed, digest
-from slowave_graph.services.context import LOCAL_PRINCIPAL
+from slowave_graph.access.bearer import TOKEN_PRINCIPAL
+from slowave_graph.access.tokens import TokensFile, digest
+from slowave_graph.services.context import LOCAL_PRINCIPAL, granted
 
 
 def test_grants_are_shell_style_patterns() -> None:
-    assert allowed(None, "anything:at-all")
+    assert granted(None, "anything:at-all")
     grants = ("project:shop", "user:alice-*")
-    assert allowed(grants, "project:shop") and allowed(grants, "user:alice-laptop")
-    assert not allowed(grants, "project:shop2") and not allowed(grants, "user:bob")
-    assert not allowed(grants, "Project:Shop")  # case matters, as scopes are case-sensitive
-    assert not allowed((), "project:shop")
+    assert granted(grants, "project:shop") and granted(grants, "user:alice-laptop")
+    assert not granted(grants, "project:shop2") and not granted(grants, "user:bob")
+    assert not granted(grants, "Project:Shop")  # case matters, as scopes are case-sensitive
+    assert not granted((), "project:shop")
 
 
 def test_tokens_are_stored_as_hashes_identified_and_revoked(tmp_path: Path) -> None:

@@ -186,10 +186,10 @@ async def warm_up(
     """One client's lifecycles before a size is measured: at least ``options.warmup``, then until
     the server's and Neo4j's CPU per call stops falling (at most ``WARMUP_CAP`` times as many).
 
-    After a Neo4j start its JIT compiler takes thousands of calls to settle: on 2 cores at 100k,
-    Neo4j's CPU per call fell from 119 ms in the first 40 lifecycles to 38 after 120, 25 after 320
-    and 13–15 after ~600, and activate p50 from 81 to ~35 ms. A fixed 200 measured the first size
-    half-warm, which made it look slower than the larger sizes measured after it."""
+    After a Neo4j start its JIT compiler takes thousands of calls to settle: Neo4j's CPU per call
+    and activate's p50 keep falling for hundreds of lifecycles, and a fixed short warm-up measured
+    the first size half-warm, which made it look slower than the larger sizes measured after it
+    (docs/performance.md, "Measuring", "Why the warm-up is adaptive")."""
     step = min(WARMUP_ROUND, options.warmup)
     watched = {name: pids[name] for name in ("server", "neo4j")}
     costs: list[float] = []
@@ -215,10 +215,11 @@ async def sequential_remembers(
     """Single memories, one after another, in one session: the sequential write rate. ``rounds``
     rounds of ``count``; the first half warms up, the figure is the rate over the second half.
 
-    One round right after the phases measured a write path Neo4j had not finished compiling
-    (new claims: 20–43/s in the first rounds after a Neo4j start, 52–61 once warm), so
-    the figure is a sustained rate over thousands of writes; every round is reported. Each claim
-    is new (``remember_args``): repeated claims (an earlier run's) only reinforce, at 70–91/s."""
+    One round right after the phases measured a write path Neo4j had not finished compiling (the
+    first rounds after a Neo4j start are much slower than the later ones), so the figure is a
+    sustained rate over thousands of writes; every round is reported. Each claim is new
+    (``remember_args``): repeated claims (an earlier run's) only reinforce, and faster
+    (docs/performance.md, "Measuring")."""
     rec = Recorder()
     seconds: list[float] = []
     measured = max(1, rounds // 2)

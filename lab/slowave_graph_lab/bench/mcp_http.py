@@ -2,10 +2,10 @@
 streamable HTTP (the SDK's modern protocol revision), and nothing else.
 
 The SDK client builds pydantic models of every message and validates each result against the
-tool's output schema with jsonschema: ~4 ms of CPU per call, on the same two cores as the server
-and Neo4j, and inside every latency it measures at one client. An agent's own client runs on its
-own machine, so the load benchmark drives the server with this one by default (``--client raw``)
-and with the SDK's on request (``--client sdk``).
+tool's output schema with jsonschema: CPU on every call, on the same cores as the server and Neo4j,
+and inside every latency it measures at one client (docs/performance.md, "Measuring",
+``--client``). An agent's own client runs on its own machine, so the load benchmark drives the
+server with this one by default (``--client raw``) and with the SDK's on request (``--client sdk``).
 """
 
 from __future__ import annotations

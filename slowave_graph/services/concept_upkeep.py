@@ -7,8 +7,9 @@ retrieval weighs concepts by are recomputed for every scope the run touched (con
 
 Idempotent and restartable: a memory is done once it carries the current version, so a run that
 stops half-way is finished by running it again, and a second run finds nothing to do. Servers keep
-serving meanwhile (each server also runs it in the background at start-up, see ``keep_up``); until
-a memory has its concepts the walk simply does not reach it.
+serving meanwhile (each server also runs it in the background at start-up, see ``keep_up``; the
+operator's `slowave-graph concepts backfill` runs it with a progress bar); until a memory has its
+concepts the walk simply does not reach it.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from slowave_graph.graph.database import Database
-from slowave_graph.operator.progress import Progress
 from slowave_graph.services.concepts import EXTRACTOR_VERSION, concept_links
 from slowave_graph.services.context import utcnow
 
@@ -57,8 +58,11 @@ async def up_to_date(db: Database) -> bool:
     return bool(found) and found[0]["version"] == EXTRACTOR_VERSION and not found[0]["pending"]
 
 
-async def backfill(db: Database, *, page: int = PAGE, progress: Progress | None = None) -> BackfillResult:
-    """Extract and link the concepts of every memory that lacks the current ones."""
+async def backfill(
+    db: Database, *, page: int = PAGE, progress: Callable[[int], object] | None = None
+) -> BackfillResult:
+    """Extract and link the concepts of every memory that lacks the current ones; ``progress`` is
+    told how many memories each page brought up to date."""
     started = time.perf_counter()
     result = BackfillResult()
     last = ""
@@ -78,7 +82,7 @@ async def backfill(db: Database, *, page: int = PAGE, progress: Progress | None 
         result.scopes.update(str(r["scope"]) for r in found if r["scope"] is not None)
         last = str(found[-1]["id"])
         if progress is not None:
-            progress.update(len(found))
+            progress(len(found))
     for scope in sorted(result.scopes):
         await db.run_write("concepts_recount", scope=scope)
     await db.run_write("concepts_mark_complete", concepts_version=EXTRACTOR_VERSION)

@@ -22,9 +22,10 @@ from playwright.async_api import Browser, Page
 from pydantic import SecretStr
 
 from slowave_graph.app import App
-from slowave_graph.mcp.server import build_server, http_app
-from tests.mcp_helpers import activate, call, commit, ok, recall
-from tests.servers import CLIENT_INFO, serve_in_process
+from slowave_graph.commands.serve import site as serve_site
+from slowave_graph.mcp.server import build_server
+from tests.support.mcp_helpers import activate, call, commit, ok, recall
+from tests.support.servers import CLIENT_INFO, serve_in_process
 
 pytestmark = pytest.mark.neo4j
 
@@ -133,7 +134,7 @@ async def guarded(app: App) -> AsyncIterator[str]:
     """The same HTTP app with SLOWAVE_AUTH_TOKEN set, served on a real port (in this process)."""
     settings = app.settings.model_copy(update={"auth_token": SecretStr(TOKEN)})
     with_token = dataclasses.replace(app, settings=settings)
-    async with serve_in_process(http_app(with_token, build_server(with_token))) as base:
+    async with serve_in_process(serve_site(with_token, build_server(with_token))) as base:
         yield base
 
 

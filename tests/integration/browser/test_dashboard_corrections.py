@@ -18,13 +18,14 @@ from pydantic import SecretStr
 
 from slowave_graph.app import App
 from slowave_graph.commands.dashboard import standalone_site
+from slowave_graph.commands.serve import site
 from slowave_graph.dashboard import build_dashboard, data
 from slowave_graph.dashboard.web import _within_grants
-from slowave_graph.mcp.server import build_server, http_app
+from slowave_graph.mcp.server import build_server
 from slowave_graph.operator import corrections, maintenance
-from tests.integration.test_dashboard import TOKEN, _follow, _page
-from tests.mcp_helpers import activate, remember
-from tests.servers import CLIENT_INFO, serve_in_process
+from tests.integration.browser.test_dashboard import TOKEN, _follow, _page
+from tests.support.mcp_helpers import activate, remember
+from tests.support.servers import CLIENT_INFO, serve_in_process
 
 pytestmark = pytest.mark.neo4j
 
@@ -37,7 +38,7 @@ async def corrective(app: App) -> AsyncIterator[str]:
     """The HTTP app with a bearer token and dashboard corrections on, on a real port."""
     settings = app.settings.model_copy(update={"auth_token": SecretStr(TOKEN), "dashboard_actions": True})
     with_actions = dataclasses.replace(app, settings=settings)
-    async with serve_in_process(http_app(with_actions, build_server(with_actions))) as base:
+    async with serve_in_process(site(with_actions, build_server(with_actions))) as base:
         yield base
 
 
@@ -45,7 +46,7 @@ async def corrective(app: App) -> AsyncIterator[str]:
 async def read_only(app: App) -> AsyncIterator[str]:
     settings = app.settings.model_copy(update={"auth_token": SecretStr(TOKEN)})
     plain = dataclasses.replace(app, settings=settings)
-    async with serve_in_process(http_app(plain, build_server(plain))) as base:
+    async with serve_in_process(site(plain, build_server(plain))) as base:
         yield base
 
 
@@ -155,8 +156,8 @@ async def test_page_numbers_other_than_a_few_ascii_digits_are_refused(scope: str
 
 async def test_the_standalone_dashboard_answers_only_loopback_names(app: App, scope: str) -> None:
     memory = await _memory(app, scope)
-    site = standalone_site(build_dashboard(app.db, app), app.settings.http_max_body)
-    async with serve_in_process(site) as base, httpx2.AsyncClient() as http:
+    standalone = standalone_site(build_dashboard(app.db, app), app.settings.http_max_body)
+    async with serve_in_process(standalone) as base, httpx2.AsyncClient() as http:
         page = await http.get(f"{base}/ui/memory/{memory}")
         assert page.status_code == 200
         token = re.search(r'name="token" value="([0-9a-f]+)"', page.text)

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp import Client
 
-from tests.mcp_helpers import (
+from tests.support.mcp_helpers import (
     activate,
     call,
     commit,

@@ -1,6 +1,6 @@
 """Contract fidelity: a client written against the reference contract works unchanged.
 
-The scenarios join the conformance scenarios (tests/conformance.py, named fidelity_<point>_…)
+The scenarios join the conformance scenarios (tests/support/conformance.py, named fidelity_<point>_…)
 and run with them in-process, over stdio and over streamable HTTP (tests/integration/
 test_conformance.py). Points that need a short idle timeout (16b) or two clients of one server (17)
 have their own tests in tests/integration/test_fidelity.py.
@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp import Client
 
-from tests.conformance import (
+from tests.support.conformance import (
     AUDIT_NOTES,
     Scenario,
     procedure_session,
@@ -24,7 +24,7 @@ from tests.conformance import (
     scenario,
     seeded,
 )
-from tests.mcp_helpers import (
+from tests.support.mcp_helpers import (
     activate,
     call,
     commit,

@@ -17,8 +17,9 @@ from slowave_graph.app import App
 from slowave_graph.neo4j_local import browser as neo4j_browser
 from slowave_graph.neo4j_local.manager import browser_style
 from slowave_graph.operator.bulk import import_memories
-from tests.conftest import Neo4jTarget, run_cli
-from tests.servers import serve_in_process
+from tests.support.cli import run_cli
+from tests.support.neo4j import Neo4jTarget
+from tests.support.servers import serve_in_process
 
 pytestmark = pytest.mark.neo4j
 
