@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from slowave_graph.app import App
+from slowave_graph.app import App, open_app
+from slowave_graph.embedding.embedder import Embedder
 from slowave_graph.mcp.server import build_server
 from slowave_graph.operator import maintenance
 from slowave_graph.operator.bulk import import_memories
@@ -37,6 +38,7 @@ from slowave_graph.workload.driver import complete_feedback
 from tests.integration.test_concept_graph import LIMITS
 from tests.support.cli import run_cli
 from tests.support.mcp_helpers import activate, call, ok, recall, remember
+from tests.support.neo4j import Neo4jTarget
 from tests.support.servers import CLIENT_INFO
 
 pytestmark = pytest.mark.neo4j
@@ -395,3 +397,28 @@ async def test_cli(app: App, scope: str, cli_env: list[str], capsys: pytest.Capt
         await other.release()
     assert await run_cli(["maintain", *cli_env]) == 2
     assert "--once" in capsys.readouterr().err
+
+
+async def test_the_app_runs_the_background_tasks_it_is_handed_until_it_closes(
+    neo4j: Neo4jTarget, embedder: Embedder
+) -> None:
+    """How serve keeps the maintenance pass (commands/serve.py): a task started with the app, on
+    the app, and cancelled when the app closes."""
+    seen: list[App] = []
+    cancelled = asyncio.Event()
+
+    async def task(app: App) -> None:
+        seen.append(app)
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    async with open_app(neo4j.settings(), embedder=embedder, background=[task]) as app:
+        for _ in range(100):
+            if seen:
+                break
+            await asyncio.sleep(0.05)
+        assert seen == [app] and not cancelled.is_set()
+    assert cancelled.is_set()
