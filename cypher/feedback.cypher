@@ -209,8 +209,8 @@ WITH *, EXISTS {
 // Moves up to $limit retrievals marked experience_pending by write_feedback into the experience
 // vector index: their query vector copied to experience_embedding (float32, see schema.cypher).
 // Why later and in batches: a vector index commits each write transaction as a Lucene segment of
-// its own (flushed, then merged), which cost ~7 ms of Neo4j CPU per feedback call when every
-// feedback wrote its copy; a batch pays that once (docs/performance.md). The (scope,
+// its own (flushed, then merged), a cost a copy per feedback call would pay on every call; a batch
+// pays it once (docs/performance.md, "Design choices, with their measured effect"). The (scope,
 // experience_pending) index holds exactly the pending retrievals. Locks are taken in id order, and
 // the copy is re-checked once the lock is held: two servers' indexers moving the same batch wait for
 // each other instead of deadlocking, and the second writes nothing. Returns how many it took off

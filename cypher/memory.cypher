@@ -2,8 +2,9 @@
 
 // name: remember_call
 // slowave_remember's whole write in one auto-commit statement (one round trip instead of BEGIN,
-// the guard, the write and COMMIT; the separate guard statement alone cost ~2 ms per call): the
-// session guard (touch_session), then, if the session is this scope's and open, the claims.
+// the guard as a statement of its own, the write and COMMIT; docs/performance.md, "Design choices,
+// with their measured effect"): the session guard (touch_session), then, if the session is this
+// scope's and open, the claims.
 // Each item gets its own Event (provenance: who said what, when) and either a new Memory or —
 // when an active memory with the same normalised text already exists in the scope — that memory,
 // reinforced ("matched"). MERGE on the unique active_key serialises concurrent duplicates (also

@@ -1,12 +1,14 @@
 // Finding memories: direct hits (vector + full-text), associated hits (graph traversal).
 // Every memory search returns one row, `hits`: a list of maps with the same keys, so the ranking
 // code treats them alike. One list instead of a row per hit because the Python driver builds a
-// Record for every row: 50 hits as rows cost it 1.7-2.4 ms of CPU, as one list 0.7-1.1 ms.
+// Record for every row, and its CPU grows with the rows (docs/performance.md, "Design choices,
+// with their measured effect").
 // occurred_at is the memory's time (when it happened, else when it was recorded), in epoch
 // seconds, for questions that name a date.
 // A stored vector is read once per row (`WITH m, m.embedding AS v`) before it is compared with
 // the cues: `[e IN $embeddings | vector.similarity.cosine(m.embedding, e)]` reads the property
-// again for every cue, ~15 us per read of a 384-d vector (50 rows x 3 cues: 8.1 ms against 4.9).
+// again for every cue, and each read of a 384-d vector costs Neo4j CPU (docs/performance.md,
+// "Design choices, with their measured effect").
 
 // name: vector_search_filtered
 // Neo4j 2026.01+: Cypher 25 SEARCH filters on scope and status inside the vector index, so the
@@ -20,7 +22,8 @@
 // its true top-k and, for a few dozen memories, costs about as much as the search.
 // The scan's seek is keyed on the guard (its scope is null unless the scan is the branch taken):
 // with a plain {scope: $scope} the planner seeks first and tests `live` on every row after, so a
-// search in a 20k-memory scope also read its 20k index entries, only to drop them (3 ms of 6).
+// search would also read every index entry of the scope, only to drop them (docs/performance.md,
+// "Design choices, with their measured effect").
 CYPHER 25
 WITH size(COLLECT { MATCH (m:Memory {scope: $scope, status: 'active'}) RETURN m.id LIMIT $search_from })
      AS live
@@ -72,13 +75,13 @@ RETURN collect({
 
 // name: vector_scan_scope
 // Neo4j 5.26, one auto-commit round trip for most scopes. The scope's active memories are counted
-// up to $scan_max + 1 (index entries only: returning m.id here read every node, 7.7 ms instead of
-// 1.7 for a 20k scope), and a scope of at most $scan_max is compared exactly — its true top-k per
-// query vector — in the same statement. A larger scope gets no hits (its seek key is null) but its
-// full size and the database's, which the caller's over-fetch from the global index needs
+// up to $scan_max + 1 from index entries alone (returning m.id here would read every node), and a
+// scope of at most $scan_max is compared exactly — its true top-k per query vector — in the same
+// statement. A larger scope gets no hits (its seek key is null) but its full size and the
+// database's, which the caller's over-fetch from the global index needs
 // (vector_search_overfetch); the CASE counts it only then. Exact is cheaper up to a few thousand
-// memories: at 100k, for activate's three cues, a 2k scope took 43 ms scanned against 169
-// over-fetched, a 20k scope 470 against 48. $scan_max -1 asks for the sizes alone.
+// memories, the over-fetch beyond (docs/performance.md, "Design choices, with their measured
+// effect"). $scan_max -1 asks for the sizes alone.
 WITH COUNT { MATCH (m:Memory {scope: $scope, status: 'active'}) RETURN m LIMIT $scan_max + 1 } AS live
 RETURN live,
   CASE WHEN live > $scan_max THEN COUNT { MATCH (m:Memory {scope: $scope, status: 'active'}) } END
@@ -253,11 +256,13 @@ RETURN m.id AS id, similarity, a.assessment AS assessment, a.effect AS effect,
 
 // name: experience
 // What feedback on earlier, similar questions of this scope taught (experience_lessons): the
-// lessons of the most similar past retrievals that have any, for memories that are still active. This form, for Neo4j 5.26, is an exact cosine scan; on 2026.01+ experience_search
-// finds them through a vector index. The scan reads the $window most recent learned retrievals of
-// the scope (newest first through the (scope, learned, created_at) index): each costs ~14 us of
-// Neo4j CPU, and a scope gains one with every feedback that teaches something (8,000 took 120 ms
-// per activate). Older lessons still act through the learning stored on the memories themselves.
+// lessons of the most similar past retrievals that have any, for memories that are still active.
+// This form, for Neo4j 5.26, is an exact cosine scan; on 2026.01+ experience_search finds them
+// through a vector index. The scan reads the $window most recent learned retrievals of the scope
+// (newest first through the (scope, learned, created_at) index): each read costs Neo4j CPU, and a
+// scope gains one with every feedback that teaches something, so an unbounded scan would grow
+// without end (docs/performance.md, "Design choices, with their measured effect"). Older lessons
+// still act through the learning stored on the memories themselves.
 MATCH (r:Retrieval {scope: $scope, learned: true})
 WHERE r.created_at IS NOT NULL
 WITH r ORDER BY r.created_at DESC LIMIT $window
@@ -274,12 +279,13 @@ WHERE similarity >= $min_similarity
 // over the cues is each one's similarity. Their union holds the scan's top-$k (a retrieval in that
 // top-$k is within its best cue's nearest) unless more than $search_k - $k retrievals nearer to that
 // cue teach nothing for this question (irrelevant marks from a less similar one): $search_k is
-// 4 * $k, so lessons found agree with the scan's. The scan reads every learned
-// retrieval of the scope — ~0.1 ms each, growing with every feedback ever given (8,000 took
-// ~0.9 s); the search stays ~12 ms. Like vector_search_filtered, SEARCH only runs when the scope
-// has at least $search_from (= 2 * $search_k) learned retrievals (a LIMIT above the live matches can
-// hang Neo4j 2026.09.0); fewer are compared exactly, through a seek keyed on the guard (see
-// vector_search_filtered: otherwise every search also read all of the scope's learned retrievals).
+// 4 * $k, so lessons found agree with the scan's. The scan reads every learned retrieval of the
+// scope and grows with every feedback ever given; the search stays cheap (docs/performance.md,
+// "Design choices, with their measured effect"). Like vector_search_filtered, SEARCH only runs
+// when the scope has at least $search_from (= 2 * $search_k) learned retrievals (a LIMIT above the
+// live matches can hang Neo4j 2026.09.0); fewer are compared exactly, through a seek keyed on the
+// guard (see vector_search_filtered: otherwise every search also read all of the scope's learned
+// retrievals).
 // Retrievals whose feedback has not yet been moved into the index (experience_pending, see
 // index_pending_experience) are compared exactly too, so a lesson counts from the next question
 // on. One that the batch moves while this statement runs may come from two branches: its best

@@ -101,8 +101,8 @@ OPTIONS {indexConfig: $vector_config};
 // reading every learned retrieval of the scope (experience_search in retrieval.cypher).
 // Only learned retrievals carry the indexed property (experience_embedding, a copy of
 // query_embedding made by the feedback that teaches something): indexing every retrieval's vector
-// cost each activate and recall 4-6 ms at commit (measured), for retrievals most of which never
-// get feedback.
+// would make each activate's and recall's commit write the index, for retrievals most of which
+// never get feedback (docs/performance.md, "Design choices, with their measured effect").
 CYPHER 25
 CREATE VECTOR INDEX retrieval_experience_embedding IF NOT EXISTS
 FOR (r:Retrieval) ON r.experience_embedding WITH [r.scope]
@@ -145,8 +145,9 @@ FOR (n:Retrieval) ON (n.scope, n.experience_pending);
 // BM25 over memory text. scope_token (a single-token hash of the scope) and status are indexed
 // too, so a Lucene query can require them: filtering happens inside the index on every version.
 // The english analyzer (stop words, Porter stemming: "painted" meets "paint", "kids" meets "kid")
-// raised LoCoMo recall@10 from 0.698 to 0.714 over the default standard-no-stop-words; queries
-// are analysed the same way, and callers re-check scope and status on the real properties.
+// finds more of LoCoMo's evidence than the default standard-no-stop-words (docs/retrieval.md,
+// "Measured"); queries are analysed the same way, and callers re-check scope and status on the
+// real properties.
 CREATE FULLTEXT INDEX memory_text IF NOT EXISTS
 FOR (m:Memory) ON EACH [m.content, m.scope_token, m.status]
 OPTIONS {indexConfig: {`fulltext.analyzer`: 'english'}};

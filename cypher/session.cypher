@@ -106,8 +106,8 @@ RETURN ses.id AS session_id, c.id AS continuity_id;
 
 // name: activate_session
 // slowave_activate's whole write in one auto-commit statement (one round trip instead of BEGIN,
-// two statements and COMMIT; ~1.7 ms less per activate): start_session, then the session's first
-// retrieval frozen (freeze_retrieval in retrieval.cypher).
+// two statements and COMMIT; docs/performance.md, "Design choices, with their measured effect"):
+// start_session, then the session's first retrieval frozen (freeze_retrieval in retrieval.cypher).
 // Idempotent on $retrieval_id, so a retry after a connection lost mid-commit cannot open a second
 // session: if the retrieval is already stored, the statement writes nothing and returns the
 // session and continuity line that hold it. session_id null: the continuity line was not usable
