@@ -36,6 +36,11 @@ RETURN s.id AS scope,
 ORDER BY active DESC, scope
 LIMIT $limit;
 
+// name: stats_scope_count
+// How many scopes there are (the dashboard's index lists the fullest of them).
+MATCH (s:Scope)
+RETURN count(s) AS scopes;
+
 // name: stats_indexes
 // Every index with its state and how far it is populated (a vector index rebuilt by
 // `slowave-graph reembed` reads POPULATING until it is done).

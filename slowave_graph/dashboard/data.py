@@ -17,6 +17,8 @@ from slowave_graph.graph.values import native
 from slowave_graph.services.text import query_terms, scope_token
 
 PAGE_SIZE = 50
+# the index lists this many scopes, the fullest first; a larger store is searched by name
+INDEX_SCOPES = 500
 STATUSES = ("active", "stale", "suppressed")
 
 
@@ -33,14 +35,24 @@ def search_query(text: str, scope: str) -> str | None:
     return f"+scope_token:{scope_token(scope)}^0 +content:({words})"
 
 
-async def scopes(db: Database, visible: Callable[[str], bool] | None = None) -> list[dict[str, Any]]:
-    """The scopes the index lists, the fullest first (500 at most). ``visible``: the token's grant
-    check — its scopes are picked out of every scope's id first, so a token granted a few scopes
-    of a large store sees them, not whichever of the 500 fullest happen to be granted."""
-    only = None
-    if visible is not None:
-        only = [str(r["scope"]) for r in await _read(db, "export_scopes") if visible(str(r["scope"]))]
-    return await _read(db, "stats_scopes", limit=500, scope=None, scopes=only)
+async def scopes(
+    db: Database, visible: Callable[[str], bool] | None = None, find: str = ""
+) -> tuple[list[dict[str, Any]], int]:
+    """The scopes the index lists, the fullest first (INDEX_SCOPES at most), and how many there are
+    to list. ``visible``: the token's grant check; ``find``: only scope ids that contain it (case
+    ignored). Both pick from every scope's id first, so a token granted a few scopes of a large
+    store, or a person looking for one small scope among thousands, sees it rather than whichever
+    of the fullest happen to match."""
+    if visible is None and not find:
+        total = (await _read(db, "stats_scope_count"))[0]["scopes"]
+        return await _read(db, "stats_scopes", limit=INDEX_SCOPES, scope=None, scopes=None), total
+    wanted = find.casefold()
+    only = [
+        scope
+        for scope in (str(r["scope"]) for r in await _read(db, "export_scopes"))
+        if (visible is None or visible(scope)) and wanted in scope.casefold()
+    ]
+    return await _read(db, "stats_scopes", limit=INDEX_SCOPES, scope=None, scopes=only), len(only)
 
 
 async def memories(

@@ -145,8 +145,12 @@ class Dashboard:
         visible = (
             None if bearer.grants(request.scope) is None else (lambda scope: self._granted(request, scope))
         )
-        scopes = await data.scopes(self.db, visible)
-        return self.render(request, "index.html", title="Scopes", scopes=scopes)
+        find = request.query_params.get("find", "").strip()[:200]
+        scopes, total = await data.scopes(self.db, visible, find)
+        return self.render(
+            request, "index.html", title="Scopes", scopes=scopes, total=total, find=find,
+            limit=data.INDEX_SCOPES,
+        )  # fmt: skip
 
     async def memories(self, request: Request) -> Response:
         scope = self._scope(request)

@@ -16,7 +16,9 @@ from mcp import Client
 
 from slowave_graph.app import App
 from slowave_graph.commands.serve import site
+from slowave_graph.contract.activate import ActivateRequest
 from slowave_graph.mcp.server import build_server
+from slowave_graph.services.context import ClientInfo
 from tests.support.mcp_helpers import activate, call, commit_args, error, ok, recall, remember, settle
 from tests.support.servers import SERVER, client_as, serve_in_process
 
@@ -71,10 +73,14 @@ async def test_tokens_work_only_in_their_granted_scopes(app: App, scope: str, tm
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {bob}"}) as http:
             index = (await http.get(f"{base}/ui/")).text
             assert shop not in index and alice_a not in index
+            # finding by name looks only among the token's own scopes
+            assert alice_a not in (await http.get(f"{base}/ui/", params={"find": "alice"})).text
             assert (await http.get(f"{base}/ui/memories", params={"scope": shop})).status_code == 403
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {alice}"}) as http:
             index = (await http.get(f"{base}/ui/")).text
             assert shop in index and alice_a in index and alice_b in index
+            found = (await http.get(f"{base}/ui/", params={"find": f"{name}-ALICE-A"})).text
+            assert alice_a in found and alice_b not in found and shop not in found
             assert (await http.get(f"{base}/ui/memories", params={"scope": shop})).status_code == 200
         # revoked: refused at the next request, without a restart
         assert token_cli(tokens, "revoke", "bob").returncode == 0
@@ -203,3 +209,22 @@ async def test_a_narrow_token_cannot_count_or_locate_other_scopes(
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http:
             assert (await http.get(f"{base}/metrics")).status_code == 403
             assert (await http.delete(f"{base}/metrics")).status_code == 403
+
+
+async def test_the_index_finds_a_scope_by_part_of_its_name(app: App, scope: str) -> None:
+    """A store can hold more scopes than the index lists (the fullest first): a person finds one
+    by part of its name, case ignored; what they typed is shown back as text."""
+    kind, name = scope.split(":", 1)
+    wanted, other = f"{kind}:{name}-Billing-API", f"{kind}:{name}-frontend"
+    client = ClientInfo("test", "1")
+    for each in (wanted, other):
+        await app.services.activation.activate(
+            ActivateRequest(task="t", initial_goal="g", scope=each), client
+        )
+    async with serve_in_process(site(app, build_server(app))) as base, httpx2.AsyncClient() as http:
+        found = (await http.get(f"{base}/ui/", params={"find": f"{name}-billing"})).text
+        assert wanted in found and other not in found
+        assert "1 scope with" in found
+        evil = "<script>alert(1)</script>"
+        none = (await http.get(f"{base}/ui/", params={"find": evil})).text
+        assert "No scope has" in none and evil not in none and "&lt;script&gt;" in none

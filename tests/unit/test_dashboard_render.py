@@ -113,9 +113,23 @@ def test_demo_scopes_are_marked_and_their_cleanup_named() -> None:
         "index.html",
         title="Scopes",
         scopes=[{"scope": "demo:4f2a9c", **row}, {"scope": "project:shop", **row}],
-    )
+        total=2, find="", limit=500,
+    )  # fmt: skip
     rows = re.findall(r"<tr>.*?</tr>", page, re.S)[1:]
     assert ">demo</span>" in rows[0] and ">demo</span>" not in rows[1]
     assert "slowave-graph demo cleanup --yes" in page
-    plain = _render("index.html", title="Scopes", scopes=[{"scope": "project:demo", **row}])
+    plain = _render("index.html", title="Scopes", scopes=[{"scope": "project:demo", **row}], total=1, find="",
+                    limit=500)  # fmt: skip
     assert ">demo</span>" not in plain and "demo cleanup" not in plain
+
+
+def test_the_index_offers_a_finder_once_it_cannot_list_every_scope() -> None:
+    row = {"active": 3, "stale": 0, "sessions": 2, "procedures": 1}
+    few = _render("index.html", title="Scopes", scopes=[{"scope": "project:shop", **row}], total=1, find="",
+                  limit=500)  # fmt: skip
+    assert 'name="find"' not in few  # every scope is listed: nothing to find
+    many = _render("index.html", title="Scopes", scopes=[{"scope": "project:shop", **row}], total=1200,
+                   find="", limit=500)  # fmt: skip
+    assert 'name="find"' in many and "1200 scopes; the 500 fullest shown." in many
+    found = _render("index.html", title="Scopes", scopes=[], total=0, find=EVIL, limit=500)
+    assert "<script" not in found and "No scope has" in found and 'name="find"' in found
