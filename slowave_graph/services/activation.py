@@ -17,9 +17,9 @@ from slowave_graph.services.retrieval import (
     Catalog,
     Cues,
     Retriever,
-    accessible_field,
     compact_procedure,
     context_cue,
+    first_page,
     memory_item,
     policy_label,
 )
@@ -86,11 +86,7 @@ class ActivationService:
             continuity_id=opened["continuity_id"],
             continuity_state="continued" if req.continuity_id else "started",
             retrieval_policy_version=policy_label("activate", self.policy),
-            relevant_total=len(catalog.memories),
-            catalog_truncated=catalog.truncated,
-            more_available=frozen["cursor_id"] is not None,
-            continue_from=frozen["cursor_id"],
-            accessible_field=accessible_field(catalog.after(1)),
+            **first_page(catalog, frozen),
         )
 
     async def _catalog(

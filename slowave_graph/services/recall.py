@@ -17,6 +17,7 @@ from slowave_graph.services.retrieval import (
     Retriever,
     accessible_field,
     context_cue,
+    first_page,
     memory_item,
     policy_label,
     procedure_hint_text,
@@ -84,11 +85,7 @@ class RecallService:
             evidence_mode=mode,
             evidence_truncated=evidence_truncated,
             retrieval_policy_version=policy_label("recall", self.policy),
-            relevant_total=len(catalog.memories),
-            catalog_truncated=catalog.truncated,
-            more_available=frozen["cursor_id"] is not None,
-            continue_from=frozen["cursor_id"],
-            accessible_field=accessible_field(catalog.after(1)),
+            **first_page(catalog, frozen),
         )
 
     async def _continue(self, req: RecallRequest, cursor: str, client: ClientInfo) -> RecallResult:

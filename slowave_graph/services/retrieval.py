@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, cast
+from typing import Literal, TypedDict, cast
 
 from slowave_graph.contract.recall import EvidenceRecord, SourceRef
 from slowave_graph.contract.retrieval import (
@@ -198,6 +198,27 @@ def memory_item(cand: Candidate, cue_terms: list[str]) -> MemoryItem:
             origin_scope=cand.origin_scope,
             stage=cand.stage if cand.origin_scope is not None else None,
         ),
+    )
+
+
+class FirstPage(TypedDict):
+    """What activate's and recall's answers say of a new catalog beyond its first page."""
+
+    relevant_total: int
+    catalog_truncated: bool
+    more_available: bool
+    continue_from: str | None
+    accessible_field: AccessibleField | dict[str, object]
+
+
+def first_page(catalog: Catalog, frozen: FrozenCatalog) -> FirstPage:
+    """The paging fields of an answer that serves ``catalog``'s first page (frozen as ``frozen``)."""
+    return FirstPage(
+        relevant_total=len(catalog.memories),
+        catalog_truncated=catalog.truncated,
+        more_available=frozen["cursor_id"] is not None,
+        continue_from=frozen["cursor_id"],
+        accessible_field=accessible_field(catalog.after(1)),
     )
 
 
